@@ -1,0 +1,29 @@
+# Two commands from a fresh clone: `make demo` and `make test`.
+# Each installs what it needs first (scripts/setup.sh is idempotent).
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: setup demo test lint format clean
+
+setup:
+	@bash scripts/setup.sh
+
+demo: setup  ## reproduce the bundled example paper offline; prints the report path
+	@$(BIN)/reprolab demo
+
+test: setup  ## unit tests + a real Snakemake/Meep run of the example paper
+	@$(BIN)/pytest -q
+
+lint: setup
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
+	$(BIN)/snakefmt --check Snakefile workflow/rules
+	$(BIN)/snakemake --lint --configfile config/demo.yaml
+
+format: setup
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+	$(BIN)/snakefmt Snakefile workflow/rules
+
+clean:
+	rm -rf outputs/*/ .snakemake

@@ -1,0 +1,23 @@
+from snakemake.utils import min_version, validate
+
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+validate(config, "workflow/schemas/config.schema.yaml")
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/plan.smk"
+include: "workflow/rules/stages.smk"
+include: "workflow/rules/gates.smk"
+include: "workflow/rules/report.smk"
+
+
+rule all:
+    input:
+        expand(f"{OUT}/{{paper}}/REPRODUCTION_REPORT_{{paper}}.md", paper=PAPERS),
+    default_target: True

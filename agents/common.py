@@ -1,0 +1,45 @@
+"""Types shared by several agents' output models."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field
+
+StageId = Annotated[str, Field(pattern=r"^stage\d+_[a-z0-9_]+$")]
+
+
+class StageType(StrEnum):
+    MATERIAL_VALIDATION = "MATERIAL_VALIDATION"
+    SINGLE_STRUCTURE = "SINGLE_STRUCTURE"
+    ARRAY_SYSTEM = "ARRAY_SYSTEM"
+    PARAMETER_SWEEP = "PARAMETER_SWEEP"
+    COMPLEX_PHYSICS = "COMPLEX_PHYSICS"
+
+
+class ReviewIssue(BaseModel):
+    severity: Literal["blocking", "major", "minor"]
+    """How much the issue matters: blocking issues force a revision."""
+    description: str
+    """What is wrong, specific enough to act on."""
+
+
+class ReviewOutput(BaseModel):
+    """The shape every reviewer (plan, design, code) returns."""
+
+    verdict: Literal["approve", "needs_revision"]
+    """approve lets the artifact proceed; needs_revision sends it back with feedback."""
+    issues: list[ReviewIssue] = []
+    """Problems found; empty when nothing is wrong."""
+    feedback: str = ""
+    """Narrative feedback passed to the author on revision."""
+
+
+class Assumption(BaseModel):
+    assumption_id: str
+    """Short identifier, e.g. `A1`."""
+    description: str
+    """What is assumed."""
+    source: Literal["paper", "inferred", "user"]
+    """Where it comes from: stated in the paper, inferred by an agent, or given by the user."""

@@ -1,0 +1,84 @@
+"""SimulationDesignerAgent: designs one stage's simulation (no code)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field
+
+from agents.common import Assumption, StageId
+
+AGENT = "simulation_designer"
+
+
+class OutputSpec(BaseModel):
+    file: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    """File name written in the stage's run directory (no directories)."""
+    columns: list[str] = []
+    """CSV column names; spectra use `T`, `R` (and `A`) for transmittance, reflectance, absorbance."""
+    description: str
+
+
+class FigureOutput(BaseModel):
+    figure_id: str
+    """The paper's figure this curve reproduces."""
+    curve_id: str
+    """The curve within that figure."""
+    file: str
+    """Output CSV holding the reproduced curve."""
+    x_column: str
+    """Column matching the figure's x axis (same unit as the paper)."""
+    y_column: str
+    """Column matching the curve's y values."""
+
+
+class PerformanceEstimate(BaseModel):
+    runtime_seconds: Annotated[float, Field(gt=0)]
+    memory_mb: Annotated[float, Field(gt=0)]
+    mpi_ranks: Annotated[int, Field(ge=1, le=4096)] = 1
+
+
+class SimulationDesign(BaseModel):
+    stage_id: StageId
+    summary: str
+    """What is simulated, in two or three sentences."""
+    dimensions: Literal[1, 2, 3]
+    unit_length_um: Annotated[float, Field(gt=0)]
+    """Meep's length unit a, in µm."""
+    resolution: Annotated[int, Field(ge=1)]
+    """Pixels per unit length."""
+    pml_thickness: Annotated[float, Field(gt=0)]
+    """PML thickness in units of a."""
+    source_fcen: Annotated[float, Field(gt=0)]
+    """Source centre frequency in units of c/a."""
+    source_fwidth: Annotated[float, Field(gt=0)]
+    """Gaussian source width in units of c/a."""
+    materials: list[str] = []
+    """material_ids (from the validated materials) the stage uses."""
+    geometry: str
+    """The structure, with every dimension."""
+    monitors: list[str] = []
+    """Flux or field monitors and what each measures."""
+    output_specifications: list[OutputSpec] = Field(min_length=1)
+    figure_outputs: list[FigureOutput] = []
+    """Which output column reproduces which paper curve."""
+    performance_estimate: PerformanceEstimate
+    new_assumptions: list[Assumption] = []
+
+
+def context(
+    plan_stage: dict,
+    assumptions: list,
+    materials: list,
+    figures: list[dict],
+    reviewer_feedback: str | None,
+) -> dict:
+    ctx = {
+        "current_stage": plan_stage,
+        "assumptions": assumptions,
+        "materials": materials,
+        "target_figures": figures,
+    }
+    if reviewer_feedback:
+        ctx["reviewer_feedback"] = reviewer_feedback
+    return ctx

@@ -1,0 +1,80 @@
+"""The `reprolab` command: `reprolab demo` runs the bundled example offline."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+NOTHING_TO_DO = "Nothing to be done"
+
+
+def snakemake_command(configfile: str, cores: int, extra: list[str]) -> list[str]:
+    exe = Path(sys.executable).with_name("snakemake")
+    return [
+        str(exe) if exe.exists() else "snakemake",
+        "--cores",
+        str(cores),
+        "--configfile",
+        configfile,
+        "--keep-going",
+        "--show-failed-logs",
+        *extra,
+    ]
+
+
+def report_paths(configfile: str) -> list[Path]:
+    from reprolab.settings import paper_entries
+
+    config = yaml.safe_load(Path("config/config.yaml").read_text())
+    config.update(yaml.safe_load(Path(configfile).read_text()) or {})
+    out = Path(config.get("outputs_dir", "outputs"))
+    return [out / pid / f"REPRODUCTION_REPORT_{pid}.md" for pid in paper_entries(config)]
+
+
+def run_pipeline(configfile: str, cores: int, extra: list[str]) -> int:
+    if not Path("Snakefile").is_file():
+        print("reprolab: run this from the ReproLab checkout (no Snakefile here)", file=sys.stderr)
+        return 2
+    cmd = snakemake_command(configfile, cores, extra)
+    print("reprolab: running", " ".join(cmd), flush=True)
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=os.environ.copy()
+    )
+    nothing = False
+    for line in proc.stdout:
+        sys.stdout.write(line)
+        nothing = nothing or NOTHING_TO_DO in line
+    code = proc.wait()
+    if nothing:
+        print("reprolab: nothing to do: every result is up to date "
+              "(no agent call replayed, no simulation run).")
+    for report in report_paths(configfile):
+        if report.is_file():
+            print(f"reprolab: report: {report.resolve()}")
+        else:
+            print(f"reprolab: no report yet for {report.parent.name} (see messages above)")
+    return code
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="reprolab", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    demo = sub.add_parser("demo", help="reproduce the bundled example paper offline")
+    demo.add_argument("--cores", type=int, default=2)
+    run = sub.add_parser("run", help="run the pipeline with a config file")
+    run.add_argument("--configfile", default="config/config.yaml")
+    run.add_argument("--cores", type=int, default=2)
+    run.add_argument("snakemake_args", nargs=argparse.REMAINDER)
+    args = parser.parse_args(argv)
+    if args.command == "demo":
+        return run_pipeline("config/demo.yaml", args.cores, [])
+    return run_pipeline(args.configfile, args.cores, args.snakemake_args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,22 @@
+"""Errors a user can act on: each names the file, the field and what would be valid."""
+
+
+class ReproLabError(Exception):
+    """Base class for errors that are reported to the user without a traceback."""
+
+
+class InputFileError(ReproLabError):
+    """A file the user or an earlier step provided is missing, unreadable or invalid."""
+
+    def __init__(self, path, problem: str):
+        self.path = str(path)
+        self.problem = problem
+        super().__init__(f"{self.path}: {problem}")
+
+
+class GateError(ReproLabError):
+    """A human gate is waiting for an answer, or its answer cannot be accepted."""
+
+
+class StageBlockedError(ReproLabError):
+    """A stage cannot run: a dependency failed or a limit was reached."""

@@ -1,0 +1,118 @@
+"""Atomic file writes and validated reads.
+
+Every artifact is written to a temporary file in the same directory and renamed
+into place, so a crash never leaves a truncated JSON behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from reprolab.errors import InputFileError
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
+    return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_json(path: str | os.PathLike, obj: Any) -> Path:
+    if isinstance(obj, BaseModel):
+        obj = obj.model_dump(mode="json")
+    return atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=False) + "\n")
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def read_json(path: str | os.PathLike) -> Any:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputFileError(path, "file does not exist") from None
+    except OSError as exc:
+        raise InputFileError(path, f"cannot be read ({exc.strerror})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputFileError(
+            path, f"is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+        ) from None
+
+
+def read_yaml(path: str | os.PathLike) -> Any:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputFileError(path, "file does not exist") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise InputFileError(path, f"is not valid YAML ({exc})") from None
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """One line per problem: `field.path: message (got value)`."""
+    lines = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        got = err.get("input")
+        shown = repr(got) if not isinstance(got, (dict, list)) else type(got).__name__
+        lines.append(f"  field '{loc}': {err['msg']} (got {shown[:80]})")
+    return "\n".join(lines)
+
+
+def validate_as(model: type[M], data: Any, source: str | os.PathLike) -> M:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise InputFileError(
+            source, f"does not match {model.__name__}:\n{describe_validation_error(exc)}"
+        ) from None
+
+
+def read_model(path: str | os.PathLike, model: type[M], key: str | None = None) -> M:
+    """Read a JSON/YAML file and validate it (or its `key` entry) against a model."""
+    path = Path(path)
+    data = read_yaml(path) if path.suffix in {".yaml", ".yml"} else read_json(path)
+    if key is not None:
+        if not isinstance(data, dict) or key not in data:
+            raise InputFileError(path, f"has no top-level field '{key}'")
+        data = data[key]
+    return validate_as(model, data, path)

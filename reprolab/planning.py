@@ -1,0 +1,187 @@
+"""Paper-level steps: prompt adaptation, then the plan with its review loop."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from agents import plan_reviewer, planner, prompt_adaptor, prompts
+from agents.common import StageType
+from agents.planner import PlannerOutput
+from agents.prompt_adaptor import PromptModification
+from agents.runner import call_agent
+from reprolab.errors import GateError
+from reprolab.events import log_event
+from reprolab.fileio import atomic_write_json, atomic_write_text, read_json
+from reprolab.paper import Paper
+from reprolab.settings import PaperRun
+
+PAPER_SCOPE = "paper"  # stage_id used for paper-level agent calls
+
+
+def abstract_and_methods(text: str) -> str:
+    """The Abstract and Methods sections, which is all the adaptor needs."""
+    keep, current = [], None
+    for line in text.splitlines():
+        heading = re.match(r"^#+\s*(.+)", line)
+        if heading:
+            title = heading.group(1).strip().lower()
+            current = any(w in title for w in ("abstract", "method"))
+        if current or (current is None and line.startswith("# ")):
+            keep.append(line)
+    return "\n".join(keep).strip() or text
+
+
+def figures_summary(paper: Paper) -> list[dict]:
+    return [f.model_dump(exclude={"image"}) for f in paper.meta.figures]
+
+
+def adapt_prompts(run: PaperRun, out_json: str | Path, out_log: str | Path) -> None:
+    artifact = call_agent(
+        prompt_adaptor.AGENT,
+        paper_id=run.paper_id,
+        stage_id=PAPER_SCOPE,
+        attempt=1,
+        context=prompt_adaptor.context(run.paper_id, abstract_and_methods(run.paper.text())),
+        provider=run.provider,
+    )
+    output = prompt_adaptor.PromptAdaptorOutput.model_validate(artifact["output"])
+    applied, refused = [], []
+    for mod in output.modifications:
+        reason = prompts.review_modification(mod)
+        if reason is None:
+            applied.append(mod.model_dump())
+        else:
+            refused.append({"modification": mod.model_dump(), "reason": reason})
+    atomic_write_json(
+        out_json,
+        {
+            "domain_analysis": output.domain_analysis.model_dump(),
+            "applied": applied,
+            "refused": refused,
+            "provenance": artifact["provenance"],
+        },
+    )
+    lines = [f"# Prompt adaptations for {run.paper_id}", ""]
+    for mod in applied:
+        lines.append(
+            f"- APPLIED {mod['kind']} to `{mod['target_agent']}` "
+            f"(confidence {mod['confidence']:.2f}): {mod['reasoning']}"
+        )
+    for item in refused:
+        mod = item["modification"]
+        lines.append(f"- REFUSED {mod['kind']} to `{mod['target_agent']}`: {item['reason']}")
+    if not applied and not refused:
+        lines.append("- no modifications proposed")
+    atomic_write_text(out_log, "\n".join(lines) + "\n")
+    log_event(
+        Path(out_json).parent,
+        "prompt_adaptation",
+        f"{len(applied)} adaptations applied, {len(refused)} refused",
+    )
+
+
+def load_adaptations(path: str | Path) -> list[PromptModification]:
+    return [PromptModification.model_validate(m) for m in read_json(path)["applied"]]
+
+
+def plan_problems(plan: PlannerOutput, paper: Paper) -> list[str]:
+    """What code can tell is wrong with a plan, before any reviewer reads it."""
+    problems = []
+    ids = [s.stage_id for s in plan.stages]
+    if len(set(ids)) != len(ids):
+        problems.append(f"stage ids are not unique: {ids}")
+    first = plan.stages[0]
+    if first.stage_type != StageType.MATERIAL_VALIDATION or not first.stage_id.startswith(
+        "stage0_"
+    ):
+        problems.append("the first stage must be stage0_* of type MATERIAL_VALIDATION")
+    if first.dependencies:
+        problems.append("stage 0 cannot have dependencies")
+    seen: set[str] = set()
+    figure_ids = {f.figure_id for f in paper.meta.figures}
+    covered: set[str] = set()
+    for stage in plan.stages:
+        for dep in stage.dependencies:
+            if dep not in seen:
+                problems.append(
+                    f"{stage.stage_id}: dependency '{dep}' is not an earlier stage "
+                    f"(earlier: {sorted(seen) or 'none'})"
+                )
+        if stage.stage_type != StageType.MATERIAL_VALIDATION and ids[0] not in stage.dependencies:
+            # Every later stage needs validated materials, so it depends on stage 0.
+            transitively = any(d in seen for d in stage.dependencies)
+            if not transitively:
+                problems.append(f"{stage.stage_id}: must depend (directly or not) on {ids[0]}")
+        for fig in stage.target_figures:
+            if fig not in figure_ids:
+                problems.append(
+                    f"{stage.stage_id}: target figure '{fig}' is not in the paper "
+                    f"(valid: {sorted(figure_ids)})"
+                )
+        covered.update(stage.target_figures)
+        seen.add(stage.stage_id)
+    for fig in sorted(figure_ids - covered):
+        problems.append(f"figure '{fig}' is not reproduced by any stage")
+    mat_ids = [m.material_id for m in plan.planned_materials]
+    if len(set(mat_ids)) != len(mat_ids):
+        problems.append(f"material ids are not unique: {mat_ids}")
+    for m in plan.planned_materials:
+        if m.model == "constant_index" and not m.index:
+            problems.append(f"material '{m.material_id}': constant_index needs 'index'")
+    if plan.paper_id != paper.paper_id:
+        problems.append(f"plan paper_id '{plan.paper_id}' is not '{paper.paper_id}'")
+    return problems
+
+
+def make_plan(run: PaperRun, adaptations_path: str | Path, out_plan: str | Path) -> None:
+    """Planner and PlanReviewer in a bounded loop; every attempt is kept on disk."""
+    out_dir = Path(out_plan).parent
+    adaptations = load_adaptations(adaptations_path)
+    feedback = None
+    for attempt in range(1, run.limits.max_replans + 2):
+        ctx = planner.context(
+            run.paper_id, run.paper.text(), run.paper.meta.domain, figures_summary(run.paper)
+        )
+        if feedback:
+            ctx["planner_feedback"] = feedback
+        artifact = call_agent(
+            planner.AGENT,
+            paper_id=run.paper_id,
+            stage_id=PAPER_SCOPE,
+            attempt=attempt,
+            context=ctx,
+            provider=run.provider,
+            adaptations=adaptations,
+        )
+        atomic_write_json(out_dir / f"plan.r{attempt}.json", artifact)
+        plan = PlannerOutput.model_validate(artifact["output"])
+        problems = plan_problems(plan, run.paper)
+        review = call_agent(
+            plan_reviewer.AGENT,
+            paper_id=run.paper_id,
+            stage_id=PAPER_SCOPE,
+            attempt=attempt,
+            context=plan_reviewer.context(artifact["output"], figures_summary(run.paper)),
+            provider=run.provider,
+            adaptations=adaptations,
+        )
+        review["code_problems"] = problems
+        atomic_write_json(out_dir / f"plan_review.r{attempt}.json", review)
+        verdict = review["output"]["verdict"]
+        if verdict == "approve" and not problems:
+            atomic_write_json(out_plan, artifact)
+            log_event(out_dir, "plan", f"plan approved at attempt {attempt}", stages=len(plan.stages))
+            return
+        feedback = "\n".join(
+            [review["output"].get("feedback", "")] + [f"- (checked in code) {p}" for p in problems]
+        ).strip()
+        log_event(out_dir, "plan", f"plan attempt {attempt} needs revision", feedback=feedback)
+    raise GateError(
+        f"plan for {run.paper_id} still needs revision after {run.limits.max_replans} replans; "
+        f"last feedback:\n{feedback}\nThis needs a user decision (ask_user gates: issue #5)."
+    )
+
+
+def load_plan(path: str | Path) -> PlannerOutput:
+    return PlannerOutput.model_validate(read_json(path)["output"])

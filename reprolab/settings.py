@@ -1,0 +1,57 @@
+"""Run settings derived from the validated Snakemake config."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from agents.providers import Provider, make_provider
+from reprolab import thresholds as th
+from reprolab.paper import Paper
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_design_revisions: int = th.MAX_DESIGN_REVISIONS
+    max_code_revisions: int = th.MAX_CODE_REVISIONS
+    max_replans: int = th.MAX_REPLANS
+
+
+@dataclass(frozen=True)
+class PaperRun:
+    """Everything a step needs to know about one paper's run."""
+
+    paper: Paper
+    provider: Provider
+    limits: Limits
+    config: dict
+
+    @property
+    def paper_id(self) -> str:
+        return self.paper.paper_id
+
+
+def paper_entries(config: dict) -> dict[str, dict]:
+    """Config's paper list keyed by paper_id (read from each paper's metadata)."""
+    entries = {}
+    for entry in config["papers"]:
+        paper = Paper(entry["paper_dir"])
+        if paper.paper_id in entries:
+            raise ValueError(
+                f"config papers: paper_id '{paper.paper_id}' is listed twice "
+                f"({entries[paper.paper_id]['paper_dir']} and {entry['paper_dir']})"
+            )
+        entries[paper.paper_id] = dict(entry)
+    return entries
+
+
+def paper_run(config: dict, paper_id: str) -> PaperRun:
+    entry = paper_entries(config)[paper_id]
+    recordings = entry.get("recordings") or str(Path(entry["paper_dir"]) / "recordings")
+    limits = Limits(**config.get("limits", {}))
+    return PaperRun(
+        paper=Paper(entry["paper_dir"]),
+        provider=make_provider(config.get("provider", {}), recordings),
+        limits=limits,
+        config=config,
+    )

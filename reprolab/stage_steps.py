@@ -1,0 +1,394 @@
+"""Per-stage steps: design and code (with review loops), run, checks, comparison,
+analysis and verdict. Each writes its artifacts atomically into the stage folder."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from agents import (
+    code_generator,
+    code_reviewer,
+    design_reviewer,
+    results_analyzer,
+    simulation_designer,
+    supervisor,
+)
+from agents.code_generator import GeneratedCode
+from agents.common import StageType
+from agents.planner import PlannerOutput, PlanStage
+from agents.runner import call_agent
+from agents.simulation_designer import SimulationDesign
+from reprolab import checks as checks_mod
+from reprolab import compare, simulate
+from reprolab import thresholds as th
+from reprolab.errors import GateError, StageBlockedError
+from reprolab.events import log_event
+from reprolab.fileio import atomic_write_json, atomic_write_text, read_json
+from reprolab.planning import load_adaptations
+from reprolab.settings import PaperRun
+
+OK_STATUSES = ("completed_success", "completed_partial")
+STATUS_BY_CLASS = {
+    "SUCCESS": "completed_success",
+    "PARTIAL": "completed_partial",
+    "FAILURE": "completed_failed",
+}
+
+
+def plan_stage(plan: PlannerOutput, stage_id: str) -> PlanStage:
+    for stage in plan.stages:
+        if stage.stage_id == stage_id:
+            return stage
+    valid = ", ".join(s.stage_id for s in plan.stages)
+    raise StageBlockedError(f"stage '{stage_id}' is not in the plan (valid: {valid})")
+
+
+def require_dependencies(stage: PlanStage, dep_verdicts: list[str | Path]) -> None:
+    """A stage runs only when every dependency completed with success or partial."""
+    for path in dep_verdicts:
+        verdict = read_json(path)
+        if verdict["status"] not in OK_STATUSES:
+            raise StageBlockedError(
+                f"{stage.stage_id} is blocked: dependency {verdict['stage_id']} ended "
+                f"{verdict['status']} ({path})"
+            )
+
+
+def stage_materials(stage: PlanStage, plan: PlannerOutput, validated: str | Path | None) -> list:
+    """Stage 0 designs from planned materials; later stages only from validated ones."""
+    if stage.stage_type == StageType.MATERIAL_VALIDATION:
+        return [m.model_dump() for m in plan.planned_materials]
+    return read_json(validated)["materials"]
+
+
+def design_problems(design: SimulationDesign, stage: PlanStage, run: PaperRun, mats) -> list[str]:
+    problems = []
+    if design.stage_id != stage.stage_id:
+        problems.append(f"design is for '{design.stage_id}', not '{stage.stage_id}'")
+    known = {m["material_id"] for m in mats}
+    for mid in design.materials:
+        if mid not in known:
+            problems.append(f"material '{mid}' is not available (valid: {sorted(known)})")
+    outputs = {o.file: o for o in design.output_specifications}
+    covered = set()
+    for fo in design.figure_outputs:
+        if fo.figure_id not in stage.target_figures:
+            problems.append(
+                f"figure_outputs: '{fo.figure_id}' is not a target of this stage "
+                f"(targets: {stage.target_figures})"
+            )
+            continue
+        curves = {c.curve_id for c in run.paper.figure(fo.figure_id).curves}
+        if fo.curve_id not in curves:
+            problems.append(
+                f"figure_outputs: {fo.figure_id} has no curve '{fo.curve_id}' (valid: {sorted(curves)})"
+            )
+        spec = outputs.get(fo.file)
+        if spec is None:
+            problems.append(f"figure_outputs: '{fo.file}' is not in output_specifications")
+        else:
+            for col in (fo.x_column, fo.y_column):
+                if col not in spec.columns:
+                    problems.append(
+                        f"figure_outputs: column '{col}' is not in {fo.file} (columns: {spec.columns})"
+                    )
+        covered.add((fo.figure_id, fo.curve_id))
+    for fig_id in stage.target_figures:
+        for curve in run.paper.figure(fig_id).curves:
+            if (fig_id, curve.curve_id) not in covered:
+                problems.append(f"no output reproduces {fig_id} curve '{curve.curve_id}'")
+    return problems
+
+
+def reviewed_loop(
+    *,
+    run: PaperRun,
+    stage_id: str,
+    stage_dir: Path,
+    author: str,
+    reviewer: str,
+    limit: int,
+    author_context,
+    reviewer_context,
+    code_problems,
+    name: str,
+) -> dict:
+    """Author → code checks → reviewer, at most `limit` attempts; all kept on disk."""
+    adaptations = load_adaptations(Path(stage_dir).parents[1] / "prompt_adaptations.json")
+    feedback = None
+    for attempt in range(1, limit + 1):
+        artifact = call_agent(
+            author,
+            paper_id=run.paper_id,
+            stage_id=stage_id,
+            attempt=attempt,
+            context=author_context(feedback),
+            provider=run.provider,
+            adaptations=adaptations,
+        )
+        atomic_write_json(stage_dir / f"{name}.r{attempt}.json", artifact)
+        problems = code_problems(artifact["output"])
+        review = call_agent(
+            reviewer,
+            paper_id=run.paper_id,
+            stage_id=stage_id,
+            attempt=attempt,
+            context=reviewer_context(artifact["output"]),
+            provider=run.provider,
+            adaptations=adaptations,
+        )
+        review["code_problems"] = problems
+        atomic_write_json(stage_dir / f"{name}_review.r{attempt}.json", review)
+        if review["output"]["verdict"] == "approve" and not problems:
+            log_event(stage_dir.parents[1], name, f"{stage_id}: {name} approved at attempt {attempt}")
+            return artifact
+        feedback = "\n".join(
+            [review["output"].get("feedback", "")] + [f"- (checked in code) {p}" for p in problems]
+        ).strip()
+        log_event(stage_dir.parents[1], name, f"{stage_id}: {name} attempt {attempt} revised")
+    raise GateError(
+        f"{stage_id}: {name} still needs revision after {limit} attempts; last feedback:\n"
+        f"{feedback}\nThis needs a user decision (ask_user gates: issue #5)."
+    )
+
+
+def design_stage(run, plan_path, stage_id, dep_verdicts, validated, out_design) -> None:
+    plan = read_plan(plan_path)
+    stage = plan_stage(plan, stage_id)
+    require_dependencies(stage, dep_verdicts)
+    mats = stage_materials(stage, plan, validated)
+    figures = [run.paper.figure(f).model_dump() for f in stage.target_figures]
+    assumptions = [a.model_dump() for a in plan.assumptions]
+    artifact = reviewed_loop(
+        run=run,
+        stage_id=stage_id,
+        stage_dir=Path(out_design).parent,
+        author=simulation_designer.AGENT,
+        reviewer=design_reviewer.AGENT,
+        limit=run.limits.max_design_revisions,
+        author_context=lambda fb: simulation_designer.context(
+            stage.model_dump(), assumptions, mats, figures, fb
+        ),
+        reviewer_context=lambda out: design_reviewer.context(stage.model_dump(), out, mats),
+        code_problems=lambda out: design_problems(
+            SimulationDesign.model_validate(out), stage, run, mats
+        ),
+        name="design",
+    )
+    artifact["materials"] = mats
+    atomic_write_json(out_design, artifact)
+
+
+def code_problems(code: GeneratedCode, design: SimulationDesign) -> list[str]:
+    problems = []
+    try:
+        tree = ast.parse(code.code)
+    except SyntaxError as exc:
+        return [f"code does not parse: line {exc.lineno}: {exc.msg}"]
+    for spec in design.output_specifications:
+        if spec.file not in code.expected_outputs:
+            problems.append(f"expected_outputs lacks '{spec.file}' from the design")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            fn = node.func
+            name = fn.attr if isinstance(fn, ast.Attribute) else getattr(fn, "id", "")
+            if name in {"show", "input"}:
+                problems.append(f"line {node.lineno}: blocking call {name}() is not allowed")
+    return problems
+
+
+def generate_code(run, design_path, out_code_json, out_script) -> None:
+    design_art = read_json(design_path)
+    design = SimulationDesign.model_validate(design_art["output"])
+    mats = design_art["materials"]
+    artifact = reviewed_loop(
+        run=run,
+        stage_id=design.stage_id,
+        stage_dir=Path(out_code_json).parent,
+        author=code_generator.AGENT,
+        reviewer=code_reviewer.AGENT,
+        limit=run.limits.max_code_revisions,
+        author_context=lambda fb: code_generator.context(design_art["output"], mats, fb),
+        reviewer_context=lambda out: code_reviewer.context(design_art["output"], out["code"], mats),
+        code_problems=lambda out: code_problems(GeneratedCode.model_validate(out), design),
+        name="code",
+    )
+    atomic_write_text(out_script, artifact["output"]["code"])
+    atomic_write_json(out_code_json, artifact)
+
+
+def run_simulation(run, code_json, script, design_path, plan_path, out_result) -> None:
+    design = SimulationDesign.model_validate(read_json(design_path)["output"])
+    stage = plan_stage(read_plan(plan_path), design.stage_id)
+    sim_cfg = run.config.get("simulation", {})
+    stage_dir = Path(out_result).parent
+    workdir = (stage_dir / "run").resolve()
+    workdir.mkdir(parents=True, exist_ok=True)
+    # Only this run's files may be judged: clear what an earlier attempt left.
+    for old in workdir.iterdir():
+        if old.is_file():
+            old.unlink()
+    target = workdir / "simulation.py"
+    target.write_bytes(Path(script).read_bytes())
+    job = simulate.SimulationJob(
+        script=str(target),
+        workdir=str(workdir),
+        mpi_ranks=min(design.performance_estimate.mpi_ranks, sim_cfg.get("max_mpi_ranks", 1)),
+        timeout_s=stage.runtime_budget_minutes * 60,
+        mpi_launcher=sim_cfg.get("mpi_launcher", "mpirun --oversubscribe -np {ranks}"),
+    )
+    record = simulate.submit(
+        job,
+        executor=sim_cfg.get("executor", "local"),
+        log_folder=stage_dir / "submitit",
+        slurm=sim_cfg.get("slurm"),
+    )
+    record["stage_id"] = design.stage_id
+    atomic_write_json(out_result, record)
+    log_event(
+        stage_dir.parents[1],
+        "simulation",
+        f"{design.stage_id}: exit {record['exit_code']} in {record['runtime_seconds']} s",
+        job_id=record["job_id"],
+    )
+
+
+def run_checks(run, result_path, code_json, design_path, out_checks) -> None:
+    record = read_json(result_path)
+    design_art = read_json(design_path)
+    design = SimulationDesign.model_validate(design_art["output"])
+    code = GeneratedCode.model_validate(read_json(code_json)["output"])
+    by_id = {m["material_id"]: m for m in design_art["materials"]}
+    lossless = all(by_id.get(m, {}).get("lossless", True) for m in design.materials)
+    result = checks_mod.run_checks(
+        record, Path(result_path).parent / "run", code.expected_outputs, lossless
+    )
+    result["stage_id"] = design.stage_id
+    atomic_write_json(out_checks, result)
+
+
+def compare_stage(run, design_path, checks_path, out_comparison) -> None:
+    from reprolab import plots  # matplotlib only where plots are drawn
+
+    design = SimulationDesign.model_validate(read_json(design_path)["output"])
+    stage_dir = Path(out_comparison).parent
+    checks = read_json(checks_path)
+    figures = {}
+    for fo in design.figure_outputs:
+        fig = figures.setdefault(fo.figure_id, {"figure_id": fo.figure_id, "curves": []})
+        xp, yp = run.paper.curve_data(fo.figure_id, fo.curve_id)
+        path = stage_dir / "run" / fo.file
+        entry = {"curve_id": fo.curve_id, "file": fo.file}
+        try:
+            cols = checks_mod.read_numeric_csv(path)
+            xs, ys = cols[fo.x_column], cols[fo.y_column]
+        except (OSError, KeyError, IndexError) as exc:
+            entry.update(error=f"cannot read {fo.file} columns: {exc}", classes={"missing": "FAILURE"})
+            fig["curves"].append(entry)
+            continue
+        entry.update(compare.compare_curve(xp, yp, xs, ys))
+        entry["classes"] = compare.classify_curve(entry)
+        entry["sim"] = {"x": xs, "y": ys}
+        fig["curves"].append(entry)
+    for fig in figures.values():
+        classes = [c for curve in fig["curves"] for c in curve["classes"].values()]
+        fig["classification"] = th.worst(classes)
+        fig["overlay"] = plots.overlay(run.paper, fig, stage_dir / f"overlay_{fig['figure_id']}.png")
+        for curve in fig["curves"]:
+            curve.pop("sim", None)
+    atomic_write_json(
+        out_comparison,
+        {
+            "stage_id": design.stage_id,
+            "checks_verdict": checks["verdict"],
+            "figures": list(figures.values()),
+            "thresholds": [b.__dict__ for b in th.DISCREPANCY_THRESHOLDS],
+        },
+    )
+
+
+def analyze_stage(run, plan_path, comparison_path, checks_path, out_analysis) -> None:
+    comparison = read_json(comparison_path)
+    stage = plan_stage(read_plan(plan_path), comparison["stage_id"])
+    figures = [run.paper.figure(f).model_dump() for f in stage.target_figures]
+    images = [run.paper.folder / run.paper.figure(f).image for f in stage.target_figures]
+    images += [f["overlay"] for f in comparison["figures"]]
+    adaptations = load_adaptations(Path(out_analysis).parents[2] / "prompt_adaptations.json")
+    artifact = call_agent(
+        results_analyzer.AGENT,
+        paper_id=run.paper_id,
+        stage_id=stage.stage_id,
+        attempt=1,
+        context=results_analyzer.context(
+            stage.model_dump(), comparison, read_json(checks_path), figures
+        ),
+        provider=run.provider,
+        adaptations=adaptations,
+        images=[str(p) for p in images],
+    )
+    atomic_write_json(out_analysis, artifact)
+
+
+def stage_status(stage: PlanStage, checks: dict, comparison: dict) -> tuple[str, str]:
+    """Decided in code: a hard check failure or a FAILURE figure fails the stage."""
+    if checks["verdict"] == "fail":
+        failed = [c["name"] for c in checks["checks"] if c["status"] == "fail"]
+        return "completed_failed", f"checks failed: {', '.join(failed)}"
+    classes = {f["figure_id"]: f["classification"] for f in comparison["figures"]}
+    missing = [f for f in stage.target_figures if f not in classes]
+    if missing:
+        return "completed_failed", f"target figures not reproduced: {missing}"
+    overall = th.worst(list(classes.values())) if classes else "SUCCESS"
+    return STATUS_BY_CLASS[overall], ", ".join(f"{k}: {v}" for k, v in classes.items())
+
+
+def stage_verdict(run, plan_path, checks_path, comparison_path, analysis_path, out_verdict):
+    plan = read_plan(plan_path)
+    comparison = read_json(comparison_path)
+    checks = read_json(checks_path)
+    stage = plan_stage(plan, comparison["stage_id"])
+    status, reason = stage_status(stage, checks, comparison)
+    progress_dir = Path(out_verdict).parents[1]
+    progress = [
+        {"stage_id": v["stage_id"], "status": v["status"]}
+        for v in map(read_json, sorted(progress_dir.glob("*/verdict.json")))
+    ]
+    artifact = call_agent(
+        supervisor.AGENT,
+        paper_id=run.paper_id,
+        stage_id=stage.stage_id,
+        attempt=1,
+        context=supervisor.context(
+            {"summary": plan.summary, "stages": [s.stage_id for s in plan.stages]},
+            {"stage_id": stage.stage_id, "status": status, "reason": reason},
+            read_json(analysis_path)["output"],
+            progress,
+        ),
+        provider=run.provider,
+        adaptations=load_adaptations(progress_dir.parent / "prompt_adaptations.json"),
+    )
+    verdict = artifact["output"]["verdict"]
+    if stage.stage_type == StageType.MATERIAL_VALIDATION and verdict != "ask_user":
+        # The material checkpoint is mandatory whatever the supervisor says.
+        log_event(
+            progress_dir.parent,
+            "supervisor",
+            f"{stage.stage_id}: supervisor said {verdict}; material checkpoint enforced",
+        )
+        verdict = "ask_user"
+    atomic_write_json(
+        out_verdict,
+        {
+            "stage_id": stage.stage_id,
+            "status": status,
+            "reason": reason,
+            "supervisor_verdict": verdict,
+            "supervisor": artifact,
+        },
+    )
+    log_event(progress_dir.parent, "verdict", f"{stage.stage_id}: {status} ({reason})")
+
+
+def read_plan(path) -> PlannerOutput:
+    return PlannerOutput.model_validate(read_json(path)["output"])

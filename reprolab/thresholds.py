@@ -1,0 +1,99 @@
+"""The canonical numbers: comparison classification, physics checks, loop limits.
+
+Prompts (through placeholders), the comparison code and the report all read
+these; no other file repeats them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Band:
+    """A metric is SUCCESS up to `acceptable`, PARTIAL up to `investigate`, else FAILURE."""
+
+    metric: str
+    description: str
+    acceptable: float
+    investigate: float
+
+
+# Discrepancy thresholds for a reproduced curve against the paper's digitized data.
+# Differences are normalised by the paper curve's peak |y| so that T/R spectra and
+# refractive indices share one scale.
+DISCREPANCY_THRESHOLDS: tuple[Band, ...] = (
+    Band(
+        "feature_shift_rel",
+        "largest relative shift of a matched peak/dip position (|Δx|/x)",
+        0.01,
+        0.03,
+    ),
+    Band(
+        "rms_rel",
+        "RMS difference over the paper's x range / max |y_paper|",
+        0.03,
+        0.08,
+    ),
+    Band(
+        "max_abs_rel",
+        "largest absolute difference / max |y_paper|",
+        0.08,
+        0.20,
+    ),
+)
+
+CLASSIFICATIONS = ("SUCCESS", "PARTIAL", "FAILURE")
+
+
+def classify_value(band: Band, value: float | None) -> str:
+    if value is None:
+        return "SUCCESS"  # metric not applicable (e.g. a curve without features)
+    if value != value:  # NaN
+        return "FAILURE"
+    if value <= band.acceptable:
+        return "SUCCESS"
+    if value <= band.investigate:
+        return "PARTIAL"
+    return "FAILURE"
+
+
+def worst(classes: list[str]) -> str:
+    if not classes:
+        return "FAILURE"
+    return max(classes, key=CLASSIFICATIONS.index)
+
+
+def format_thresholds_table() -> str:
+    rows = [
+        "| metric | meaning | SUCCESS ≤ | PARTIAL ≤ | otherwise |",
+        "|---|---|---|---|---|",
+    ]
+    for b in DISCREPANCY_THRESHOLDS:
+        rows.append(
+            f"| `{b.metric}` | {b.description} | {b.acceptable:g} | {b.investigate:g} | FAILURE |"
+        )
+    rows.append("")
+    rows.append("A figure's classification is the worst over its metrics and curves.")
+    return "\n".join(rows)
+
+
+@dataclass(frozen=True)
+class CheckLimit:
+    fail: float
+    warn: float
+
+
+# From shared/PHYSICS_CHECKS.md (measured with Meep 1.25 against analytic references).
+TR_BOUNDS = {"fail": (-0.01, 1.01), "warn": (-0.001, 1.001)}
+ENERGY_CONSERVATION = CheckLimit(fail=1e-2, warn=2e-3)  # |1 - R - T|, lossless
+ABSORPTION_NEGATIVE = CheckLimit(fail=-0.01, warn=-0.002)  # A = 1 - R - T, lossy
+LOSSLESS_MAX_K = 1e-6  # a material with k below this everywhere counts as lossless
+
+# Loop limits (the seed's defaults); config may override them.
+MAX_DESIGN_REVISIONS = 3
+MAX_CODE_REVISIONS = 3
+MAX_ANALYSIS_REVISIONS = 2
+MAX_REPLANS = 2
+MAX_EXECUTION_FAILURES = 2
+MAX_BACKTRACKS = 2

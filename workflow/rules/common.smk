@@ -1,0 +1,87 @@
+import json
+from pathlib import Path
+
+from reprolab.settings import paper_entries
+
+PAPERS = paper_entries(config)
+OUT = config.get("outputs_dir", "outputs")
+PAPER_OUT = f"{OUT}/{{paper}}"
+STAGE_OUT = f"{OUT}/{{paper}}/stages/{{stage}}"
+AUTO_APPROVE = config.get("gates", {}).get("auto_approve", [])
+
+
+wildcard_constraints:
+    paper=r"[A-Za-z0-9_]+",
+    stage=r"stage\d+_[a-z0-9_]+",
+
+
+def get_paper_files(wildcards):
+    """The paper's metadata and every file it refers to, so edits rerun what reads them."""
+    from reprolab.paper import Paper
+
+    paper = Paper(PAPERS[wildcards.paper]["paper_dir"])
+    return [str(paper.metadata_path)] + [
+        str(paper.folder / rel) for rel in paper.referenced_files()
+    ]
+
+
+def get_plan(wildcards):
+    """The plan (a checkpoint: stages are known only once it exists)."""
+    return checkpoints.plan.get(paper=wildcards.paper).output.plan
+
+
+def plan_stages(wildcards):
+    with open(get_plan(wildcards)) as fh:
+        return json.load(fh)["output"]["stages"]
+
+
+def find_stage(wildcards):
+    for stage in plan_stages(wildcards):
+        if stage["stage_id"] == wildcards.stage:
+            return stage
+    raise ValueError(
+        f"stage '{wildcards.stage}' is not in the plan of paper '{wildcards.paper}'"
+    )
+
+
+def stage_file(wildcards, stage_id, name):
+    return f"{OUT}/{wildcards.paper}/stages/{stage_id}/{name}"
+
+
+def get_design_inputs(wildcards):
+    stage = find_stage(wildcards)
+    inputs = {
+        "plan": get_plan(wildcards),
+        "adaptations": f"{OUT}/{wildcards.paper}/prompt_adaptations.json",
+        "deps": [
+            stage_file(wildcards, dep, "verdict.json") for dep in stage["dependencies"]
+        ],
+    }
+    if stage["stage_type"] != "MATERIAL_VALIDATION":
+        inputs["validated"] = f"{OUT}/{wildcards.paper}/validated_materials.json"
+    return inputs
+
+
+def get_stage0_verdict(wildcards):
+    stage0 = plan_stages(wildcards)[0]["stage_id"]
+    return stage_file(wildcards, stage0, "verdict.json")
+
+
+def get_gate_decision(wildcards):
+    """The user's decision file once it exists; editing it reruns the gate."""
+    path = Path(f"{OUT}/{wildcards.paper}/gates/material_checkpoint.json")
+    if "material_checkpoint" in AUTO_APPROVE or path.is_file():
+        return [str(path)]
+    return []
+
+
+def get_report_inputs(wildcards):
+    stages = [s["stage_id"] for s in plan_stages(wildcards)]
+    return {
+        "plan": get_plan(wildcards),
+        "paper": get_paper_files(wildcards),
+        "validated": f"{OUT}/{wildcards.paper}/validated_materials.json",
+        "verdicts": [stage_file(wildcards, s, "verdict.json") for s in stages],
+        "comparisons": [stage_file(wildcards, s, "comparison.json") for s in stages],
+        "analyses": [stage_file(wildcards, s, "analysis.json") for s in stages],
+    }

@@ -1,0 +1,24 @@
+rule adapt_prompts:
+    input:
+        paper=get_paper_files,
+    output:
+        adaptations=f"{PAPER_OUT}/prompt_adaptations.json",
+        log_md=f"{PAPER_OUT}/adaptation_log.md",
+    log:
+        f"{PAPER_OUT}/logs/adapt_prompts.log",
+    localrule: True
+    script:
+        "../scripts/adapt_prompts.py"
+
+
+checkpoint plan:
+    input:
+        paper=get_paper_files,
+        adaptations=f"{PAPER_OUT}/prompt_adaptations.json",
+    output:
+        plan=f"{PAPER_OUT}/plan.json",
+    log:
+        f"{PAPER_OUT}/logs/plan.log",
+    localrule: True
+    script:
+        "../scripts/plan.py"

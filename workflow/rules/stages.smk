@@ -1,0 +1,102 @@
+# One stage: design -> code -> simulate -> checks -> comparison -> analysis -> verdict.
+# Agent steps run where snakemake was launched (localrule); the simulation is
+# submitted through submitit (Slurm or local) by the simulate rule, which waits for it.
+
+
+rule design:
+    input:
+        unpack(get_design_inputs),
+    output:
+        design=f"{STAGE_OUT}/design.json",
+    log:
+        f"{STAGE_OUT}/logs/design.log",
+    localrule: True
+    script:
+        "../scripts/design.py"
+
+
+rule generate_code:
+    input:
+        design=f"{STAGE_OUT}/design.json",
+        adaptations=f"{PAPER_OUT}/prompt_adaptations.json",
+    output:
+        code=f"{STAGE_OUT}/code.json",
+        script=f"{STAGE_OUT}/simulation.py",
+    log:
+        f"{STAGE_OUT}/logs/generate_code.log",
+    localrule: True
+    script:
+        "../scripts/generate_code.py"
+
+
+rule simulate:
+    input:
+        code=f"{STAGE_OUT}/code.json",
+        script=f"{STAGE_OUT}/simulation.py",
+        design=f"{STAGE_OUT}/design.json",
+        plan=get_plan,
+    output:
+        result=f"{STAGE_OUT}/result.json",
+    log:
+        f"{STAGE_OUT}/logs/simulate.log",
+    localrule: True
+    script:
+        "../scripts/simulate.py"
+
+
+rule check_results:
+    input:
+        result=f"{STAGE_OUT}/result.json",
+        code=f"{STAGE_OUT}/code.json",
+        design=f"{STAGE_OUT}/design.json",
+    output:
+        checks=f"{STAGE_OUT}/checks.json",
+    log:
+        f"{STAGE_OUT}/logs/check_results.log",
+    localrule: True
+    script:
+        "../scripts/check_results.py"
+
+
+rule compare_figures:
+    input:
+        design=f"{STAGE_OUT}/design.json",
+        checks=f"{STAGE_OUT}/checks.json",
+        paper=get_paper_files,
+    output:
+        comparison=f"{STAGE_OUT}/comparison.json",
+    log:
+        f"{STAGE_OUT}/logs/compare_figures.log",
+    localrule: True
+    script:
+        "../scripts/compare_figures.py"
+
+
+rule analyze:
+    input:
+        plan=get_plan,
+        comparison=f"{STAGE_OUT}/comparison.json",
+        checks=f"{STAGE_OUT}/checks.json",
+        adaptations=f"{PAPER_OUT}/prompt_adaptations.json",
+    output:
+        analysis=f"{STAGE_OUT}/analysis.json",
+    log:
+        f"{STAGE_OUT}/logs/analyze.log",
+    localrule: True
+    script:
+        "../scripts/analyze.py"
+
+
+rule stage_verdict:
+    input:
+        plan=get_plan,
+        checks=f"{STAGE_OUT}/checks.json",
+        comparison=f"{STAGE_OUT}/comparison.json",
+        analysis=f"{STAGE_OUT}/analysis.json",
+    output:
+        verdict=f"{STAGE_OUT}/verdict.json",
+    log:
+        f"{STAGE_OUT}/logs/stage_verdict.log",
+    localrule: True
+    script:
+        "../scripts/stage_verdict.py"

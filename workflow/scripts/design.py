@@ -1,0 +1,12 @@
+from reprolab.smk import step
+from reprolab.stage_steps import design_stage
+
+with step(snakemake) as run:
+    design_stage(
+        run,
+        snakemake.input.plan,
+        snakemake.wildcards.stage,
+        snakemake.input.deps,
+        snakemake.input.get("validated"),
+        snakemake.output.design,
+    )

@@ -1,0 +1,5 @@
+from reprolab.smk import step
+from reprolab.stage_steps import generate_code
+
+with step(snakemake) as run:
+    generate_code(run, snakemake.input.design, snakemake.output.code, snakemake.output.script)

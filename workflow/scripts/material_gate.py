@@ -1,0 +1,11 @@
+from reprolab.gates import material_gate
+from reprolab.smk import step
+
+with step(snakemake) as run:
+    material_gate(
+        run.paper_id,
+        snakemake.input.plan,
+        snakemake.input.stage0,
+        snakemake.input.decision[0] if snakemake.input.decision else None,
+        snakemake.output.validated,
+    )

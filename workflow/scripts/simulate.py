@@ -1,0 +1,12 @@
+from reprolab.smk import step
+from reprolab.stage_steps import run_simulation
+
+with step(snakemake) as run:
+    run_simulation(
+        run,
+        snakemake.input.code,
+        snakemake.input.script,
+        snakemake.input.design,
+        snakemake.input.plan,
+        snakemake.output.result,
+    )

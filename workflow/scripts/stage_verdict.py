@@ -1,0 +1,12 @@
+from reprolab.smk import step
+from reprolab.stage_steps import stage_verdict
+
+with step(snakemake) as run:
+    stage_verdict(
+        run,
+        snakemake.input.plan,
+        snakemake.input.checks,
+        snakemake.input.comparison,
+        snakemake.input.analysis,
+        snakemake.output.verdict,
+    )
