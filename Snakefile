@@ -1,6 +1,5 @@
 from snakemake.utils import min_version, validate
 
-
 min_version("9.0")
 
 
@@ -18,6 +17,6 @@ include: "workflow/rules/report.smk"
 
 
 rule all:
+    default_target: True
     input:
         expand(f"{OUT}/{{paper}}/REPRODUCTION_REPORT_{{paper}}.md", paper=PAPERS),
-    default_target: True

@@ -38,7 +38,9 @@ def fill_placeholders(text: str, source: str) -> str:
     def sub(match: re.Match) -> str:
         name = match.group(1)
         if name not in values:
-            raise KeyError(f"{source}: unknown placeholder {{{{{name}}}}} (valid: {sorted(values)})")
+            raise KeyError(
+                f"{source}: unknown placeholder {{{{{name}}}}} (valid: {sorted(values)})"
+            )
         return values[name]
 
     return re.sub(r"\{\{([A-Z_]+)\}\}", sub, text)

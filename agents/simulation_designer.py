@@ -15,7 +15,7 @@ class OutputSpec(BaseModel):
     file: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     """File name written in the stage's run directory (no directories)."""
     columns: list[str] = []
-    """CSV column names; spectra use `T`, `R` (and `A`) for transmittance, reflectance, absorbance."""
+    """CSV column names; spectra use `T`, `R` (and `A`): transmittance, reflectance, absorbance."""
     description: str
 
 

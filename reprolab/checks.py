@@ -108,9 +108,7 @@ def spectrum_checks(path: Path, cols: dict[str, list[float]], lossless: bool) ->
     return checks
 
 
-def run_checks(
-    record: dict, workdir: Path, expected_outputs: list[str], lossless: bool
-) -> dict:
+def run_checks(record: dict, workdir: Path, expected_outputs: list[str], lossless: bool) -> dict:
     checks: list[Check] = []
     code = record["exit_code"]
     if record.get("timed_out"):
@@ -120,7 +118,8 @@ def run_checks(
             Check(
                 "exit_code",
                 "pass" if code == 0 else "fail",
-                f"exit code {code}" + ("" if code == 0 else f"; stderr tail: {record['stderr_tail'][-400:]}"),
+                f"exit code {code}"
+                + ("" if code == 0 else f"; stderr tail: {record['stderr_tail'][-400:]}"),
                 code,
                 "0",
             )

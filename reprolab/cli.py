@@ -51,8 +51,10 @@ def run_pipeline(configfile: str, cores: int, extra: list[str]) -> int:
         nothing = nothing or NOTHING_TO_DO in line
     code = proc.wait()
     if nothing:
-        print("reprolab: nothing to do: every result is up to date "
-              "(no agent call replayed, no simulation run).")
+        print(
+            "reprolab: nothing to do: every result is up to date "
+            "(no agent call replayed, no simulation run)."
+        )
     for report in report_paths(configfile):
         if report.is_file():
             print(f"reprolab: report: {report.resolve()}")

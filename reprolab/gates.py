@@ -17,7 +17,7 @@ from reprolab import thresholds as th
 from reprolab.checks import read_numeric_csv
 from reprolab.errors import GateError
 from reprolab.events import log_event
-from reprolab.fileio import atomic_write_json, read_json, read_model, sha256_file
+from reprolab.fileio import atomic_write_json, read_json, read_model, sha256_bytes, sha256_file
 from reprolab.planning import load_plan
 
 MATERIAL_GATE = "material_checkpoint"
@@ -63,9 +63,7 @@ def material_payload(plan_path: str | Path, stage0_verdict: str | Path) -> dict:
     dispersive = [m for m in plan.planned_materials if m.model != "constant_index"]
     files = material_files(run_dir, [m.material_id for m in dispersive])
     digest_lines = [f"{mid}:{sha256_file(p)}" for mid, p in sorted(files.items())]
-    import hashlib
-
-    sha = hashlib.sha256("\n".join(digest_lines).encode()).hexdigest()
+    sha = sha256_bytes("\n".join(digest_lines).encode())
     materials = []
     for m in plan.planned_materials:
         entry = m.model_dump()
@@ -103,7 +101,10 @@ def write_request(paper_out: Path, paper_id: str, payload: dict) -> dict:
             "data sources for this paper? Look at the plots before answering."
         ),
         "options": list(MATERIAL_OPTIONS),
-        "payload": {"materials": payload["materials"], "stage0_status": payload["stage0"]["status"]},
+        "payload": {
+            "materials": payload["materials"],
+            "stage0_status": payload["stage0"]["status"],
+        },
         "answer_file": str(answer),
         "answer_example": example,
     }
@@ -113,7 +114,7 @@ def write_request(paper_out: Path, paper_id: str, payload: dict) -> dict:
 
 def log_interaction(paper_out: Path, question: str, decision: Decision, impact: str) -> None:
     path = paper_out / "user_interactions.jsonl"
-    n = sum(1 for _ in open(path)) if path.is_file() else 0
+    n = len(path.read_text(encoding="utf-8").splitlines()) if path.is_file() else 0
     entry = {
         "id": f"U{n + 1}",
         "timestamp": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),

@@ -171,7 +171,9 @@ def make_plan(run: PaperRun, adaptations_path: str | Path, out_plan: str | Path)
         verdict = review["output"]["verdict"]
         if verdict == "approve" and not problems:
             atomic_write_json(out_plan, artifact)
-            log_event(out_dir, "plan", f"plan approved at attempt {attempt}", stages=len(plan.stages))
+            log_event(
+                out_dir, "plan", f"plan approved at attempt {attempt}", stages=len(plan.stages)
+            )
             return
         feedback = "\n".join(
             [review["output"].get("feedback", "")] + [f"- (checked in code) {p}" for p in problems]

@@ -21,14 +21,26 @@ def overlay(paper: Paper, fig_result: dict, out_png: str | Path) -> str:
     for i, curve in enumerate(fig_result["curves"]):
         color = f"C{i}"
         xp, yp = paper.curve_data(fig_meta.figure_id, curve["curve_id"])
-        ax.plot(xp, yp, "o", ms=3, color=color, alpha=0.6, label=f"paper: {labels[curve['curve_id']]}")
+        ax.plot(
+            xp, yp, "o", ms=3, color=color, alpha=0.6, label=f"paper: {labels[curve['curve_id']]}"
+        )
         if "sim" in curve:
-            ax.plot(curve["sim"]["x"], curve["sim"]["y"], "-", color=color, lw=1.5,
-                    label=f"reproduced: {curve['curve_id']}")
+            ax.plot(
+                curve["sim"]["x"],
+                curve["sim"]["y"],
+                "-",
+                color=color,
+                lw=1.5,
+                label=f"reproduced: {curve['curve_id']}",
+            )
     ax.set_xlabel(fig_meta.x_label)
     ax.set_ylabel(fig_meta.y_label)
     ax.set_title(f"{fig_meta.figure_id}: {fig_result['classification']}")
-    xs = [x for c in fig_result["curves"] for x in paper.curve_data(fig_meta.figure_id, c["curve_id"])[0]]
+    xs = [
+        x
+        for c in fig_result["curves"]
+        for x in paper.curve_data(fig_meta.figure_id, c["curve_id"])[0]
+    ]
     ax.set_xlim(min(xs), max(xs))
     ax.legend(fontsize=8)
     fig.tight_layout()

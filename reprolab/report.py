@@ -29,6 +29,10 @@ def _rel(path: str | Path, start: Path) -> str:
     return os.path.relpath(Path(path).resolve(), start.resolve())
 
 
+def table_header(*names: str) -> list[str]:
+    return ["| " + " | ".join(names) + " |", "|" + "---|" * len(names)]
+
+
 def overall_classification(figure_classes: list[str]) -> str:
     return th.worst(figure_classes) if figure_classes else "FAILURE"
 
@@ -97,15 +101,25 @@ def write_report(run, inputs, out_report) -> None:
     md += ["", "### 2.2 Modelling assumptions", "", "| id | assumption | source |", "|---|---|---|"]
     assumptions = [a.model_dump() for a in plan.assumptions]
     for sid, design in designs.items():
-        assumptions += [dict(a, assumption_id=f"{a['assumption_id']} ({sid})") for a in design["new_assumptions"]]
+        assumptions += [
+            dict(a, assumption_id=f"{a['assumption_id']} ({sid})")
+            for a in design["new_assumptions"]
+        ]
     for a in assumptions:
         md.append(f"| {a['assumption_id']} | {a['description']} | {a['source']} |")
     md += [
         "",
         "### 2.3 Numerical parameters",
         "",
-        "| stage | dims | resolution (px/a) | PML (a) | source fcen ± fwidth/2 (c/a) | MPI ranks | runtime (s) |",
-        "|---|---|---|---|---|---|---|",
+        *table_header(
+            "stage",
+            "dims",
+            "resolution (px/a)",
+            "PML (a)",
+            "source fcen ± fwidth/2 (c/a)",
+            "MPI ranks",
+            "runtime (s)",
+        ),
     ]
     for stage in plan.stages:
         d, r = designs[stage.stage_id], results[stage.stage_id]
@@ -131,8 +145,14 @@ def write_report(run, inputs, out_report) -> None:
             f"| ![{fig_id} in the paper]({_rel(paper_img, out_dir)}) | "
             f"![{fig_id} overlay]({_rel(fig['overlay'], out_dir)}) |",
             "",
-            "| curve | RMS diff | max abs diff | peak/dip shift (rel.) | features matched | class per metric |",
-            "|---|---|---|---|---|---|",
+            *table_header(
+                "curve",
+                "RMS diff",
+                "max abs diff",
+                "peak/dip shift (rel.)",
+                "features matched",
+                "class per metric",
+            ),
         ]
         for c in fig["curves"]:
             if "error" in c:
@@ -143,7 +163,7 @@ def write_report(run, inputs, out_report) -> None:
             cls = ", ".join(f"{k}: {v}" for k, v in c["classes"].items())
             md.append(
                 f"| {c['curve_id']} | {_fmt(c['rms_abs'])} | {_fmt(c['max_abs'])} | "
-                f"{_fmt(c['metrics']['feature_shift_rel'], '.2%') if c['metrics']['feature_shift_rel'] is not None else '–'} | "
+                f"{_fmt(c['metrics']['feature_shift_rel'], '.2%')} | "
                 f"{matched}/{len(feats)} | {cls} |"
             )
         narrative = next(
@@ -155,7 +175,11 @@ def write_report(run, inputs, out_report) -> None:
         md.append("")
 
     # 4. Summary table
-    md += ["## 4. Summary Table", "", "| figure | stage | classification | RMS / max | max abs / max | worst shift |", "|---|---|---|---|---|---|"]
+    md += [
+        "## 4. Summary Table",
+        "",
+        *table_header("figure", "stage", "classification", "RMS / max", "max abs / max", "shift"),
+    ]
     for fig_id, stage_id, fig in figure_rows:
         ms = [c.get("metrics", {}) for c in fig["curves"]]
 
@@ -165,7 +189,8 @@ def write_report(run, inputs, out_report) -> None:
 
         md.append(
             f"| {fig_id} | {stage_id} | **{fig['classification']}** | "
-            f"{_fmt(worst_metric('rms_rel'), '.2%')} | {_fmt(worst_metric('max_abs_rel'), '.2%')} | "
+            f"{_fmt(worst_metric('rms_rel'), '.2%')} | "
+            f"{_fmt(worst_metric('max_abs_rel'), '.2%')} | "
             f"{_fmt(worst_metric('feature_shift_rel'), '.2%')} |"
         )
     md += ["", "Classification thresholds (canonical, `reprolab/thresholds.py`):", ""]
@@ -175,7 +200,9 @@ def write_report(run, inputs, out_report) -> None:
     md += ["## 5. Systematic Discrepancies", ""]
     discrepancies = [d for a in analyses.values() for d in a["discrepancies"]]
     if discrepancies:
-        md += ["| figure | quantity | severity | description | likely cause |", "|---|---|---|---|---|"]
+        md += [
+            *table_header("figure", "quantity", "severity", "description", "likely cause"),
+        ]
         for d in discrepancies:
             md.append(
                 f"| {d['figure_id']} | {d['quantity']} | {d['severity']} | {d['description']} | "

@@ -18,9 +18,11 @@ from reprolab.settings import PaperRun, paper_run
 @contextlib.contextmanager
 def step(snakemake):
     """Yield the PaperRun for the job's paper, with output sent to the rule's log."""
-    log_path = snakemake.log[0] if snakemake.log else None
-    log = open(log_path, "w", encoding="utf-8") if log_path else sys.stderr
-    with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+    with (
+        open(snakemake.log[0], "w", encoding="utf-8") as log,
+        contextlib.redirect_stdout(log),
+        contextlib.redirect_stderr(log),
+    ):
         try:
             run: PaperRun = paper_run(snakemake.config, snakemake.wildcards.paper)
             yield run
@@ -32,5 +34,3 @@ def step(snakemake):
         except Exception:
             traceback.print_exc(file=log)
             raise
-        finally:
-            log.flush()

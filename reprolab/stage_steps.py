@@ -82,7 +82,8 @@ def design_problems(design: SimulationDesign, stage: PlanStage, run: PaperRun, m
         curves = {c.curve_id for c in run.paper.figure(fo.figure_id).curves}
         if fo.curve_id not in curves:
             problems.append(
-                f"figure_outputs: {fo.figure_id} has no curve '{fo.curve_id}' (valid: {sorted(curves)})"
+                f"figure_outputs: {fo.figure_id} has no curve '{fo.curve_id}' "
+                f"(valid: {sorted(curves)})"
             )
         spec = outputs.get(fo.file)
         if spec is None:
@@ -91,7 +92,8 @@ def design_problems(design: SimulationDesign, stage: PlanStage, run: PaperRun, m
             for col in (fo.x_column, fo.y_column):
                 if col not in spec.columns:
                     problems.append(
-                        f"figure_outputs: column '{col}' is not in {fo.file} (columns: {spec.columns})"
+                        f"figure_outputs: column '{col}' is not in {fo.file} "
+                        f"(columns: {spec.columns})"
                     )
         covered.add((fo.figure_id, fo.curve_id))
     for fig_id in stage.target_figures:
@@ -141,7 +143,9 @@ def reviewed_loop(
         review["code_problems"] = problems
         atomic_write_json(stage_dir / f"{name}_review.r{attempt}.json", review)
         if review["output"]["verdict"] == "approve" and not problems:
-            log_event(stage_dir.parents[1], name, f"{stage_id}: {name} approved at attempt {attempt}")
+            log_event(
+                stage_dir.parents[1], name, f"{stage_id}: {name} approved at attempt {attempt}"
+            )
             return artifact
         feedback = "\n".join(
             [review["output"].get("feedback", "")] + [f"- (checked in code) {p}" for p in problems]
@@ -284,7 +288,9 @@ def compare_stage(run, design_path, checks_path, out_comparison) -> None:
             cols = checks_mod.read_numeric_csv(path)
             xs, ys = cols[fo.x_column], cols[fo.y_column]
         except (OSError, KeyError, IndexError) as exc:
-            entry.update(error=f"cannot read {fo.file} columns: {exc}", classes={"missing": "FAILURE"})
+            entry.update(
+                error=f"cannot read {fo.file} columns: {exc}", classes={"missing": "FAILURE"}
+            )
             fig["curves"].append(entry)
             continue
         entry.update(compare.compare_curve(xp, yp, xs, ys))
@@ -294,7 +300,9 @@ def compare_stage(run, design_path, checks_path, out_comparison) -> None:
     for fig in figures.values():
         classes = [c for curve in fig["curves"] for c in curve["classes"].values()]
         fig["classification"] = th.worst(classes)
-        fig["overlay"] = plots.overlay(run.paper, fig, stage_dir / f"overlay_{fig['figure_id']}.png")
+        fig["overlay"] = plots.overlay(
+            run.paper, fig, stage_dir / f"overlay_{fig['figure_id']}.png"
+        )
         for curve in fig["curves"]:
             curve.pop("sim", None)
     atomic_write_json(

@@ -41,7 +41,9 @@ def test_energy_not_conserved_fails(tmp_path):
 
 def test_lossy_allows_absorption_but_not_gain(tmp_path):
     write_csv(tmp_path / "s.csv", "wavelength_um,T,R", [(0.5, 0.5, 0.3)])
-    assert run_checks(record_for(tmp_path), tmp_path, ["s.csv"], lossless=False)["verdict"] == "pass"
+    assert (
+        run_checks(record_for(tmp_path), tmp_path, ["s.csv"], lossless=False)["verdict"] == "pass"
+    )
     write_csv(tmp_path / "s.csv", "wavelength_um,T,R", [(0.5, 0.8, 0.3)])
     result = run_checks(record_for(tmp_path), tmp_path, ["s.csv"], lossless=False)
     assert statuses(result)["absorption_nonnegative"] == "fail"

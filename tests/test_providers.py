@@ -7,7 +7,9 @@ from tests.conftest import EXAMPLE
 
 
 def request(agent="planner", stage="paper", attempt=1):
-    return AgentRequest(agent=agent, paper_id="p", stage_id=stage, attempt=attempt, system="", user="")
+    return AgentRequest(
+        agent=agent, paper_id="p", stage_id=stage, attempt=attempt, system="", user=""
+    )
 
 
 def test_missing_recording_names_agent_stage_attempt(tmp_path):
