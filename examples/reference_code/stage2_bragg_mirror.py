@@ -27,7 +27,8 @@ RESOLUTION_PX_PER_UM = 800           # ~180 px per shortest wavelength in Ta2O5
 PML_UM = 1.0                         # > half the longest wavelength in the source band
 PAD_UM = 1.0
 NFREQ = 501
-DECAY_TOL = 1e-9
+DECAY_TOL = 1e-9                   # field-decay criterion for stopping
+DECAY_DT = 5                       # check interval of the decay criterion
 
 F_MIN, F_MAX = 1.0 / WL_MAX_UM, 1.0 / WL_MIN_UM
 FCEN = 0.5 * (F_MIN + F_MAX)
@@ -42,6 +43,7 @@ STACK_UM = (NUM_PAIRS + 1) * D_H_UM + NUM_PAIRS * D_L_UM
 
 # --- cell (1D along z) -----------------------------------------------------
 SZ_UM = 2 * PML_UM + 4 * PAD_UM + STACK_UM
+SZ_UM = np.ceil(SZ_UM * RESOLUTION_PX_PER_UM) / RESOLUTION_PX_PER_UM  # whole pixels
 cell = mp.Vector3(0, 0, SZ_UM)
 Z_SRC = -0.5 * SZ_UM + PML_UM + 0.5 * PAD_UM
 Z_REFL = Z_SRC + 0.5 * PAD_UM
@@ -92,10 +94,16 @@ def add_monitors(sim):
     return refl, tran
 
 
+def run_to_decay(sim):
+    # run until |Ex|^2 at the transmission monitor has decayed by DECAY_TOL
+    sim.run(until_after_sources=mp.stop_when_fields_decayed(
+        DECAY_DT, mp.Ex, mp.Vector3(z=Z_TRAN), DECAY_TOL))
+
+
 # --- normalisation run (empty cell) ----------------------------------------
 sim = make_sim([])
 refl, tran = add_monitors(sim)
-sim.run(until_after_sources=mp.stop_when_dft_decayed(DECAY_TOL))
+run_to_decay(sim)
 incident_refl_data = sim.get_flux_data(refl)
 incident_flux = np.array(mp.get_fluxes(tran))
 freqs = np.array(mp.get_flux_freqs(tran))
@@ -105,7 +113,7 @@ sim.reset_meep()
 sim = make_sim(geometry)
 refl, tran = add_monitors(sim)
 sim.load_minus_flux_data(refl, incident_refl_data)
-sim.run(until_after_sources=mp.stop_when_dft_decayed(DECAY_TOL))
+run_to_decay(sim)
 refl_flux = np.array(mp.get_fluxes(refl))
 tran_flux = np.array(mp.get_fluxes(tran))
 

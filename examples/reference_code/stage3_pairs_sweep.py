@@ -20,10 +20,11 @@ N_H = 2.10
 LAMBDA0_UM = 0.65
 NUM_PAIRS_LIST = list(range(1, 9))
 
-RESOLUTION_PX_PER_UM = 800          # ~180 px per wavelength in Ta2O5 at 0.45 um
+RESOLUTION_PX_PER_UM = 300          # ~75 px per shortest source wavelength in Ta2O5
 PML_UM = 1.0                        # > half the longest wavelength in the source band
 PAD_UM = 1.0
-DECAY_TOL = 1e-9
+DECAY_TOL = 1e-9                    # field-decay criterion for stopping
+DECAY_DT = 5                        # check interval of the decay criterion
 
 F0 = 1.0 / LAMBDA0_UM
 DF_SOURCE = 0.5 * F0                # Gaussian pulse centred on f0 (f0 +/- 0.25 f0)
@@ -91,8 +92,9 @@ def add_monitors(sim):
 
 
 def run_to_decay(sim):
+    # run until |Ex|^2 at the transmission monitor has decayed by DECAY_TOL
     sim.run(until_after_sources=mp.stop_when_fields_decayed(
-        10, mp.Ex, mp.Vector3(z=Z_TRAN), DECAY_TOL))
+        DECAY_DT, mp.Ex, mp.Vector3(z=Z_TRAN), DECAY_TOL))
 
 
 # --- normalisation run (empty cell) ----------------------------------------
