@@ -25,10 +25,10 @@ import numpy as np
 # ---------------------------------------------------------------------------
 # Paper parameters (lengths in um)
 # ---------------------------------------------------------------------------
-N_H = 2.10                   # Ta2O5, modelled as non-dispersive
-SLAB_THICKNESS_UM = 0.80     # free-standing Ta2O5 slab of Fig. 2
-LAMBDA0_UM = 0.65            # Bragg design wavelength
-NUM_PAIRS = 6                # (HL)^N H with N = 6 in Fig. 3
+N_H = 2.10  # Ta2O5, modelled as non-dispersive
+SLAB_THICKNESS_UM = 0.80  # free-standing Ta2O5 slab of Fig. 2
+LAMBDA0_UM = 0.65  # Bragg design wavelength
+NUM_PAIRS = 6  # (HL)^N H with N = 6 in Fig. 3
 PAIRS_SWEEP = np.arange(1, 9)  # N = 1..8 in Fig. 4
 
 FIG1_BAND_UM = (0.40, 1.00)
@@ -43,7 +43,7 @@ def sellmeier_n(wavelength_um):
     """Refractive index of fused silica (Malitson 1965), valid 0.21-6.7 um."""
     lam2 = np.asarray(wavelength_um, dtype=float) ** 2
     n2 = 1.0
-    for b, c in zip(SELLMEIER_B, SELLMEIER_C_UM):
+    for b, c in zip(SELLMEIER_B, SELLMEIER_C_UM, strict=True):
         n2 = n2 + b * lam2 / (lam2 - c**2)
     return np.sqrt(n2)
 
@@ -55,9 +55,9 @@ def airy_slab(n, d_um, wavelength_um, n_out=1.0):
     """
     lam = np.asarray(wavelength_um, dtype=float)
     r = (n_out - n) / (n_out + n)
-    big_r = r**2                                   # single-interface reflectance
-    delta = 4.0 * np.pi * n * d_um / lam           # round-trip phase
-    coef_f = 4.0 * big_r / (1.0 - big_r) ** 2      # coefficient of finesse
+    big_r = r**2  # single-interface reflectance
+    delta = 4.0 * np.pi * n * d_um / lam  # round-trip phase
+    coef_f = 4.0 * big_r / (1.0 - big_r) ** 2  # coefficient of finesse
     trans = 1.0 / (1.0 + coef_f * np.sin(delta / 2.0) ** 2)
     return trans, 1.0 - trans
 
@@ -74,13 +74,17 @@ def transfer_matrix_RT(indices, thicknesses_um, wavelength_um, n_in=1.0, n_out=1
     m12 = np.zeros_like(lam, dtype=complex)
     m21 = np.zeros_like(lam, dtype=complex)
     m22 = np.ones_like(lam, dtype=complex)
-    for n_layer, d in zip(indices, thicknesses_um):
+    for n_layer, d in zip(indices, thicknesses_um, strict=True):
         n_layer = np.asarray(n_layer, dtype=complex) * np.ones_like(lam)
         phi = k0 * n_layer * d
         a11, a12 = np.cos(phi), 1j * np.sin(phi) / n_layer
         a21, a22 = 1j * n_layer * np.sin(phi), np.cos(phi)
-        m11, m12, m21, m22 = (m11 * a11 + m12 * a21, m11 * a12 + m12 * a22,
-                              m21 * a11 + m22 * a21, m21 * a12 + m22 * a22)
+        m11, m12, m21, m22 = (
+            m11 * a11 + m12 * a21,
+            m11 * a12 + m12 * a22,
+            m21 * a11 + m22 * a21,
+            m21 * a12 + m22 * a22,
+        )
     denom = n_in * m11 + n_in * n_out * m12 + m21 + n_out * m22
     r = (n_in * m11 + n_in * n_out * m12 - m21 - n_out * m22) / denom
     t = 2.0 * n_in / denom
@@ -113,7 +117,7 @@ def bragg_RT(num_pairs, wavelength_um):
 def _write_xy(path, x, y, x_decimals=4):
     with open(path, "w") as fh:
         fh.write("x,y\n")
-        for xi, yi in zip(x, y):
+        for xi, yi in zip(x, y, strict=True):
             fh.write(f"{xi:.{x_decimals}f},{yi:.4f}\n")
 
 
@@ -126,6 +130,7 @@ def _style(ax, xlabel, ylabel):
 
 def main():
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -136,8 +141,8 @@ def main():
     plt.rcParams.update({"font.size": 11, "figure.dpi": 100})
 
     # Dense grids for the plotted curves, coarser grids for the digitized CSVs.
-    lam_fig1 = np.round(np.linspace(*FIG1_BAND_UM, 61), 4)        # 0.01 um step
-    lam_spec = np.round(np.linspace(*SPECTRUM_BAND_UM, 101), 4)   # 0.005 um step
+    lam_fig1 = np.round(np.linspace(*FIG1_BAND_UM, 61), 4)  # 0.01 um step
+    lam_spec = np.round(np.linspace(*SPECTRUM_BAND_UM, 101), 4)  # 0.005 um step
     lam_dense1 = np.linspace(*FIG1_BAND_UM, 1201)
     lam_dense = np.linspace(*SPECTRUM_BAND_UM, 2001)
 
@@ -191,13 +196,17 @@ def main():
     _style(ax, "Number of pairs N", "Reflectance R at λ$_0$")
     ax.set_ylim(0.0, 1.02)
     ax.set_xticks(PAIRS_SWEEP)
+    ax.set_title(f"(HL)$^N$H mirror, λ$_0$ = {LAMBDA0_UM:.2f} µm")
     ax.legend(frameon=False, loc="lower right")
     fig.tight_layout()
     fig.savefig(fig_dir / "fig4.png", dpi=100)
     plt.close(fig)
 
-    print("wrote", sorted(p.name for p in data_dir.glob("*.csv")),
-          sorted(p.name for p in fig_dir.glob("*.png")))
+    print(
+        "wrote",
+        sorted(p.name for p in data_dir.glob("*.csv")),
+        sorted(p.name for p in fig_dir.glob("*.png")),
+    )
 
 
 if __name__ == "__main__":
