@@ -32,8 +32,25 @@ def find_extrema(x: np.ndarray, y: np.ndarray, prominence: float) -> list[tuple[
             left = v - np.min(sign * y[left_stop : i + 1])
             right = v - np.min(sign * y[i : right_stop + 1])
             if min(left, right) >= prominence:
-                out.append((kind, float(x[i])))
+                out.append((kind, refine_vertex(x, y, i)))
     return out
+
+
+def refine_vertex(x: np.ndarray, y: np.ndarray, i: int) -> float:
+    """Extremum position from the parabola through points i-1, i, i+1.
+
+    Without it a position is quantised to the sampling step (0.005 µm on a 0.6 µm
+    fringe is already 0.8 %), which would swamp the shifts being measured.
+    """
+    x0, x1, x2 = x[i - 1], x[i], x[i + 1]
+    y0, y1, y2 = y[i - 1], y[i], y[i + 1]
+    denom = (x0 - x1) * (x0 - x2) * (x1 - x2)
+    a = (x2 * (y1 - y0) + x1 * (y0 - y2) + x0 * (y2 - y1)) / denom
+    b = (x2**2 * (y0 - y1) + x1**2 * (y2 - y0) + x0**2 * (y1 - y2)) / denom
+    if a == 0:
+        return float(x1)
+    vertex = -b / (2 * a)
+    return float(min(max(vertex, x0), x2))
 
 
 def compare_curve(

@@ -22,6 +22,8 @@ def _fmt(value, spec=".3g") -> str:
         return "–"
     if isinstance(value, float) and value != value:
         return "n/a"
+    if spec == "%":
+        return f"{value * 100:.2g} %"
     return format(value, spec)
 
 
@@ -163,7 +165,7 @@ def write_report(run, inputs, out_report) -> None:
             cls = ", ".join(f"{k}: {v}" for k, v in c["classes"].items())
             md.append(
                 f"| {c['curve_id']} | {_fmt(c['rms_abs'])} | {_fmt(c['max_abs'])} | "
-                f"{_fmt(c['metrics']['feature_shift_rel'], '.2%')} | "
+                f"{_fmt(c['metrics']['feature_shift_rel'], '%')} | "
                 f"{matched}/{len(feats)} | {cls} |"
             )
         narrative = next(
@@ -189,9 +191,9 @@ def write_report(run, inputs, out_report) -> None:
 
         md.append(
             f"| {fig_id} | {stage_id} | **{fig['classification']}** | "
-            f"{_fmt(worst_metric('rms_rel'), '.2%')} | "
-            f"{_fmt(worst_metric('max_abs_rel'), '.2%')} | "
-            f"{_fmt(worst_metric('feature_shift_rel'), '.2%')} |"
+            f"{_fmt(worst_metric('rms_rel'), '%')} | "
+            f"{_fmt(worst_metric('max_abs_rel'), '%')} | "
+            f"{_fmt(worst_metric('feature_shift_rel'), '%')} |"
         )
     md += ["", "Classification thresholds (canonical, `reprolab/thresholds.py`):", ""]
     md += [th.format_thresholds_table(), ""]

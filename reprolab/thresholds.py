@@ -25,19 +25,19 @@ class Band:
 DISCREPANCY_THRESHOLDS: tuple[Band, ...] = (
     Band(
         "feature_shift_rel",
-        "largest relative shift of a matched peak/dip position (|Δx|/x)",
+        "largest relative shift of a matched peak/dip position, abs(Δx)/x",
         0.01,
         0.03,
     ),
     Band(
         "rms_rel",
-        "RMS difference over the paper's x range / max |y_paper|",
+        "RMS difference over the paper's x range / max abs(y_paper)",
         0.03,
         0.08,
     ),
     Band(
         "max_abs_rel",
-        "largest absolute difference / max |y_paper|",
+        "largest absolute difference / max abs(y_paper)",
         0.08,
         0.20,
     ),

@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DEBIAN_PACKAGES=(python3-meep-mpi-default openmpi-bin python3-mpi4py python3-h5py
-  python3-matplotlib python3-venv python3-pip)
+  python3-matplotlib python3-venv)
 # meep is built for Debian's interpreter, not whatever python3 is first on PATH.
 SYSTEM_PYTHON=/usr/bin/python3
 VENV=.venv
