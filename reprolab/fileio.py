@@ -59,16 +59,19 @@ def sha256_file(path: str | os.PathLike) -> str:
     return h.hexdigest()
 
 
-def read_json(path: str | os.PathLike) -> Any:
+def read_text(path: str | os.PathLike) -> str:
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InputFileError(path, "file does not exist") from None
-    except OSError as exc:
-        raise InputFileError(path, f"cannot be read ({exc.strerror})") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputFileError(path, f"cannot be read ({exc})") from None
+
+
+def read_json(path: str | os.PathLike) -> Any:
     try:
-        return json.loads(text)
+        return json.loads(read_text(path))
     except json.JSONDecodeError as exc:
         raise InputFileError(
             path, f"is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
@@ -76,13 +79,8 @@ def read_json(path: str | os.PathLike) -> Any:
 
 
 def read_yaml(path: str | os.PathLike) -> Any:
-    path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputFileError(path, "file does not exist") from None
-    try:
-        return yaml.safe_load(text)
+        return yaml.safe_load(read_text(path))
     except yaml.YAMLError as exc:
         raise InputFileError(path, f"is not valid YAML ({exc})") from None
 
