@@ -124,7 +124,7 @@ def test_approval_resumes_and_report_has_every_figure(workdir, first_run):
         comparison = json.loads((sd / "comparison.json").read_text())
         for fig in comparison["figures"]:
             assert fig["classification"] == "SUCCESS", fig
-            assert Path(fig["overlay"]).is_file()
+            assert (workdir / fig["overlay"]).is_file()  # paths are workdir-relative
             for curve in fig["curves"]:
                 assert curve["metrics"]["rms_rel"] < 0.03
     # Energy conservation was checked on the lossless stacks, with its number.
