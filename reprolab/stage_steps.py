@@ -25,7 +25,7 @@ from reprolab import thresholds as th
 from reprolab.errors import GateError, StageBlockedError
 from reprolab.events import log_event
 from reprolab.fileio import atomic_write_json, atomic_write_text, read_json
-from reprolab.planning import load_adaptations
+from reprolab.planning import load_adaptations, load_plan
 from reprolab.settings import PaperRun
 
 OK_STATUSES = ("completed_success", "completed_partial")
@@ -158,7 +158,7 @@ def reviewed_loop(
 
 
 def design_stage(run, plan_path, stage_id, dep_verdicts, validated, out_design) -> None:
-    plan = read_plan(plan_path)
+    plan = load_plan(plan_path)
     stage = plan_stage(plan, stage_id)
     require_dependencies(stage, dep_verdicts)
     mats = stage_materials(stage, plan, validated)
@@ -224,7 +224,7 @@ def generate_code(run, design_path, out_code_json, out_script) -> None:
 
 def run_simulation(run, code_json, script, design_path, plan_path, out_result) -> None:
     design = SimulationDesign.model_validate(read_json(design_path)["output"])
-    stage = plan_stage(read_plan(plan_path), design.stage_id)
+    stage = plan_stage(load_plan(plan_path), design.stage_id)
     sim_cfg = run.config.get("simulation", {})
     stage_dir = Path(out_result).parent
     workdir = (stage_dir / "run").resolve()
@@ -318,7 +318,7 @@ def compare_stage(run, design_path, checks_path, out_comparison) -> None:
 
 def analyze_stage(run, plan_path, comparison_path, checks_path, out_analysis) -> None:
     comparison = read_json(comparison_path)
-    stage = plan_stage(read_plan(plan_path), comparison["stage_id"])
+    stage = plan_stage(load_plan(plan_path), comparison["stage_id"])
     figures = [run.paper.figure(f).model_dump() for f in stage.target_figures]
     images = [run.paper.folder / run.paper.figure(f).image for f in stage.target_figures]
     images += [f["overlay"] for f in comparison["figures"]]
@@ -352,7 +352,7 @@ def stage_status(stage: PlanStage, checks: dict, comparison: dict) -> tuple[str,
 
 
 def stage_verdict(run, plan_path, checks_path, comparison_path, analysis_path, out_verdict):
-    plan = read_plan(plan_path)
+    plan = load_plan(plan_path)
     comparison = read_json(comparison_path)
     checks = read_json(checks_path)
     stage = plan_stage(plan, comparison["stage_id"])
@@ -396,7 +396,3 @@ def stage_verdict(run, plan_path, checks_path, comparison_path, analysis_path, o
         },
     )
     log_event(progress_dir.parent, "verdict", f"{stage.stage_id}: {status} ({reason})")
-
-
-def read_plan(path) -> PlannerOutput:
-    return PlannerOutput.model_validate(read_json(path)["output"])
