@@ -49,9 +49,8 @@ def write_report(run, inputs, out_report) -> None:
     verdicts = [read_json(p) for p in inputs.verdicts]
     comparisons = {c["stage_id"]: c for c in map(read_json, inputs.comparisons)}
     analyses = {a["output"]["stage_id"]: a["output"] for a in map(read_json, inputs.analyses)}
-    stage_dirs = {Path(p).parent.name: Path(p).parent for p in inputs.verdicts}
-    results = {s: read_json(d / "result.json") for s, d in stage_dirs.items()}
-    designs = {s: read_json(d / "design.json")["output"] for s, d in stage_dirs.items()}
+    results = {r["stage_id"]: r for r in map(read_json, inputs.results)}
+    designs = {d["stage_id"]: d for d in (read_json(p)["output"] for p in inputs.designs)}
 
     figure_rows = []  # (figure_id, stage_id, fig_result)
     for stage in plan.stages:

@@ -30,6 +30,11 @@ class PaperRun:
     def paper_id(self) -> str:
         return self.paper.paper_id
 
+    @property
+    def out_dir(self) -> Path:
+        """This paper's results folder (relative to the Snakemake working directory)."""
+        return Path(self.config.get("outputs_dir", "outputs")) / self.paper_id
+
 
 def paper_entries(config: dict) -> dict[str, dict]:
     """Config's paper list keyed by paper_id (read from each paper's metadata)."""

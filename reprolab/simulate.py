@@ -66,7 +66,6 @@ def run_job(job: SimulationJob) -> dict:
     workdir = Path(job.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     stdout_path, stderr_path = workdir / "stdout.txt", workdir / "stderr.txt"
-    before = {p.name for p in workdir.iterdir()}
     cmd = command_for(job)
     started = time.time()
     timed_out = False
@@ -99,7 +98,6 @@ def run_job(job: SimulationJob) -> dict:
                 "name": name,
                 "bytes": (workdir / name).stat().st_size,
                 "sha256": sha256_file(workdir / name),
-                "new": name not in before,
             }
             for name in produced
             if name != Path(job.script).name

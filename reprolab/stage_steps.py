@@ -108,6 +108,7 @@ def reviewed_loop(
     run: PaperRun,
     stage_id: str,
     stage_dir: Path,
+    adaptations: list,
     author: str,
     reviewer: str,
     limit: int,
@@ -117,7 +118,6 @@ def reviewed_loop(
     name: str,
 ) -> dict:
     """Author → code checks → reviewer, at most `limit` attempts; all kept on disk."""
-    adaptations = load_adaptations(Path(stage_dir).parents[1] / "prompt_adaptations.json")
     feedback = None
     for attempt in range(1, limit + 1):
         artifact = call_agent(
@@ -143,21 +143,21 @@ def reviewed_loop(
         review["code_problems"] = problems
         atomic_write_json(stage_dir / f"{name}_review.r{attempt}.json", review)
         if review["output"]["verdict"] == "approve" and not problems:
-            log_event(
-                stage_dir.parents[1], name, f"{stage_id}: {name} approved at attempt {attempt}"
-            )
+            log_event(run.out_dir, name, f"{stage_id}: {name} approved at attempt {attempt}")
             return artifact
         feedback = "\n".join(
             [review["output"].get("feedback", "")] + [f"- (checked in code) {p}" for p in problems]
         ).strip()
-        log_event(stage_dir.parents[1], name, f"{stage_id}: {name} attempt {attempt} revised")
+        log_event(run.out_dir, name, f"{stage_id}: {name} attempt {attempt} revised")
     raise GateError(
         f"{stage_id}: {name} still needs revision after {limit} attempts; last feedback:\n"
         f"{feedback}\nThis needs a user decision (ask_user gates: issue #5)."
     )
 
 
-def design_stage(run, plan_path, stage_id, dep_verdicts, validated, out_design) -> None:
+def design_stage(
+    run, plan_path, adaptations_path, stage_id, dep_verdicts, validated, out_design
+) -> None:
     plan = load_plan(plan_path)
     stage = plan_stage(plan, stage_id)
     require_dependencies(stage, dep_verdicts)
@@ -168,6 +168,7 @@ def design_stage(run, plan_path, stage_id, dep_verdicts, validated, out_design) 
         run=run,
         stage_id=stage_id,
         stage_dir=Path(out_design).parent,
+        adaptations=load_adaptations(adaptations_path),
         author=simulation_designer.AGENT,
         reviewer=design_reviewer.AGENT,
         limit=run.limits.max_design_revisions,
@@ -202,7 +203,7 @@ def code_problems(code: GeneratedCode, design: SimulationDesign) -> list[str]:
     return problems
 
 
-def generate_code(run, design_path, out_code_json, out_script) -> None:
+def generate_code(run, design_path, adaptations_path, out_code_json, out_script) -> None:
     design_art = read_json(design_path)
     design = SimulationDesign.model_validate(design_art["output"])
     mats = design_art["materials"]
@@ -210,6 +211,7 @@ def generate_code(run, design_path, out_code_json, out_script) -> None:
         run=run,
         stage_id=design.stage_id,
         stage_dir=Path(out_code_json).parent,
+        adaptations=load_adaptations(adaptations_path),
         author=code_generator.AGENT,
         reviewer=code_reviewer.AGENT,
         limit=run.limits.max_code_revisions,
@@ -251,7 +253,7 @@ def run_simulation(run, code_json, script, design_path, plan_path, out_result) -
     record["stage_id"] = design.stage_id
     atomic_write_json(out_result, record)
     log_event(
-        stage_dir.parents[1],
+        run.out_dir,
         "simulation",
         f"{design.stage_id}: exit {record['exit_code']} in {record['runtime_seconds']} s",
         job_id=record["job_id"],
@@ -316,13 +318,14 @@ def compare_stage(run, design_path, checks_path, out_comparison) -> None:
     )
 
 
-def analyze_stage(run, plan_path, comparison_path, checks_path, out_analysis) -> None:
+def analyze_stage(
+    run, plan_path, comparison_path, checks_path, adaptations_path, out_analysis
+) -> None:
     comparison = read_json(comparison_path)
     stage = plan_stage(load_plan(plan_path), comparison["stage_id"])
     figures = [run.paper.figure(f).model_dump() for f in stage.target_figures]
     images = [run.paper.folder / run.paper.figure(f).image for f in stage.target_figures]
     images += [f["overlay"] for f in comparison["figures"]]
-    adaptations = load_adaptations(Path(out_analysis).parents[2] / "prompt_adaptations.json")
     artifact = call_agent(
         results_analyzer.AGENT,
         paper_id=run.paper_id,
@@ -332,7 +335,7 @@ def analyze_stage(run, plan_path, comparison_path, checks_path, out_analysis) ->
             stage.model_dump(), comparison, read_json(checks_path), figures
         ),
         provider=run.provider,
-        adaptations=adaptations,
+        adaptations=load_adaptations(adaptations_path),
         images=[str(p) for p in images],
     )
     atomic_write_json(out_analysis, artifact)
@@ -351,16 +354,17 @@ def stage_status(stage: PlanStage, checks: dict, comparison: dict) -> tuple[str,
     return STATUS_BY_CLASS[overall], ", ".join(f"{k}: {v}" for k, v in classes.items())
 
 
-def stage_verdict(run, plan_path, checks_path, comparison_path, analysis_path, out_verdict):
+def stage_verdict(
+    run, plan_path, checks_path, comparison_path, analysis_path, adaptations_path, out_verdict
+):
     plan = load_plan(plan_path)
     comparison = read_json(comparison_path)
     checks = read_json(checks_path)
     stage = plan_stage(plan, comparison["stage_id"])
     status, reason = stage_status(stage, checks, comparison)
-    progress_dir = Path(out_verdict).parents[1]
     progress = [
         {"stage_id": v["stage_id"], "status": v["status"]}
-        for v in map(read_json, sorted(progress_dir.glob("*/verdict.json")))
+        for v in map(read_json, sorted((run.out_dir / "stages").glob("*/verdict.json")))
     ]
     artifact = call_agent(
         supervisor.AGENT,
@@ -374,13 +378,13 @@ def stage_verdict(run, plan_path, checks_path, comparison_path, analysis_path, o
             progress,
         ),
         provider=run.provider,
-        adaptations=load_adaptations(progress_dir.parent / "prompt_adaptations.json"),
+        adaptations=load_adaptations(adaptations_path),
     )
     verdict = artifact["output"]["verdict"]
     if stage.stage_type == StageType.MATERIAL_VALIDATION and verdict != "ask_user":
         # The material checkpoint is mandatory whatever the supervisor says.
         log_event(
-            progress_dir.parent,
+            run.out_dir,
             "supervisor",
             f"{stage.stage_id}: supervisor said {verdict}; material checkpoint enforced",
         )
@@ -395,4 +399,4 @@ def stage_verdict(run, plan_path, checks_path, comparison_path, analysis_path, o
             "supervisor": artifact,
         },
     )
-    log_event(progress_dir.parent, "verdict", f"{stage.stage_id}: {status} ({reason})")
+    log_event(run.out_dir, "verdict", f"{stage.stage_id}: {status} ({reason})")

@@ -8,10 +8,7 @@ def write_csv(path: Path, header: str, rows: list[tuple]) -> None:
 
 
 def record_for(workdir: Path, exit_code=0, stderr="") -> dict:
-    files = [
-        {"name": p.name, "bytes": p.stat().st_size, "sha256": "x", "new": True}
-        for p in workdir.iterdir()
-    ]
+    files = [{"name": p.name, "bytes": p.stat().st_size, "sha256": "x"} for p in workdir.iterdir()]
     return {
         "exit_code": exit_code,
         "timed_out": False,

@@ -84,4 +84,6 @@ def get_report_inputs(wildcards):
         "verdicts": [stage_file(wildcards, s, "verdict.json") for s in stages],
         "comparisons": [stage_file(wildcards, s, "comparison.json") for s in stages],
         "analyses": [stage_file(wildcards, s, "analysis.json") for s in stages],
+        "results": [stage_file(wildcards, s, "result.json") for s in stages],
+        "designs": [stage_file(wildcards, s, "design.json") for s in stages],
     }

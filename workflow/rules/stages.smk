@@ -93,6 +93,7 @@ rule stage_verdict:
         checks=f"{STAGE_OUT}/checks.json",
         comparison=f"{STAGE_OUT}/comparison.json",
         analysis=f"{STAGE_OUT}/analysis.json",
+        adaptations=f"{PAPER_OUT}/prompt_adaptations.json",
     output:
         verdict=f"{STAGE_OUT}/verdict.json",
     log:

@@ -7,5 +7,6 @@ with step(snakemake) as run:
         snakemake.input.plan,
         snakemake.input.comparison,
         snakemake.input.checks,
+        snakemake.input.adaptations,
         snakemake.output.analysis,
     )

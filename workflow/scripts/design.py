@@ -5,6 +5,7 @@ with step(snakemake) as run:
     design_stage(
         run,
         snakemake.input.plan,
+        snakemake.input.adaptations,
         snakemake.wildcards.stage,
         snakemake.input.deps,
         snakemake.input.get("validated"),

@@ -2,4 +2,10 @@ from reprolab.smk import step
 from reprolab.stage_steps import generate_code
 
 with step(snakemake) as run:
-    generate_code(run, snakemake.input.design, snakemake.output.code, snakemake.output.script)
+    generate_code(
+        run,
+        snakemake.input.design,
+        snakemake.input.adaptations,
+        snakemake.output.code,
+        snakemake.output.script,
+    )

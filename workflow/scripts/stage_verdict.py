@@ -8,5 +8,6 @@ with step(snakemake) as run:
         snakemake.input.checks,
         snakemake.input.comparison,
         snakemake.input.analysis,
+        snakemake.input.adaptations,
         snakemake.output.verdict,
     )
