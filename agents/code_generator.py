@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from agents.common import StageId
+from agents.common import AgentModel, StageId
 
 AGENT = "code_generator"
 
 
-class GeneratedCode(BaseModel):
+class GeneratedCode(AgentModel):
     stage_id: StageId
     code: Annotated[str, Field(min_length=20)]
     """The complete script; it writes only into its working directory."""

@@ -5,7 +5,16 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class AgentModel(BaseModel):
+    """Base of every agent output: attribute docstrings become the field
+    descriptions the model sees in the tool schema; unknown fields are refused
+    so a misspelt field is fed back instead of silently dropped."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
+
 
 StageId = Annotated[str, Field(pattern=r"^stage\d+_[a-z0-9_]+$")]
 
@@ -18,14 +27,14 @@ class StageType(StrEnum):
     COMPLEX_PHYSICS = "COMPLEX_PHYSICS"
 
 
-class ReviewIssue(BaseModel):
+class ReviewIssue(AgentModel):
     severity: Literal["blocking", "major", "minor"]
     """How much the issue matters: blocking issues force a revision."""
     description: str
     """What is wrong, specific enough to act on."""
 
 
-class ReviewOutput(BaseModel):
+class ReviewOutput(AgentModel):
     """The shape every reviewer (plan, design, code) returns."""
 
     verdict: Literal["approve", "needs_revision"]
@@ -36,7 +45,7 @@ class ReviewOutput(BaseModel):
     """Narrative feedback passed to the author on revision."""
 
 
-class Assumption(BaseModel):
+class Assumption(AgentModel):
     assumption_id: str
     """Short identifier, e.g. `A1`."""
     description: str

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from agents.common import Assumption, StageId, StageType
+from agents.common import AgentModel, Assumption, StageId, StageType
 
 AGENT = "planner"
 
 
-class PlannedMaterial(BaseModel):
+class PlannedMaterial(AgentModel):
     material_id: str = Field(pattern=r"^[a-z0-9_]+$")
     """Identifier used by designs and code, e.g. `fused_silica`."""
     name: str
@@ -24,7 +24,7 @@ class PlannedMaterial(BaseModel):
     """Where the optical data comes from (database or the paper's statement)."""
 
 
-class PlanStage(BaseModel):
+class PlanStage(AgentModel):
     stage_id: StageId
     """`stage<N>_<name>`; stage 0 validates materials."""
     stage_type: StageType
@@ -43,7 +43,7 @@ class PlanStage(BaseModel):
     """Wall-time budget for the simulation."""
 
 
-class Parameter(BaseModel):
+class Parameter(AgentModel):
     name: str
     value: float | str
     unit: str = ""
@@ -51,7 +51,7 @@ class Parameter(BaseModel):
     """Where in the paper it is stated (section or figure), or `inferred`."""
 
 
-class PlannerOutput(BaseModel):
+class PlannerOutput(AgentModel):
     paper_id: str
     title: str
     summary: str

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from agents.common import AgentModel
 
 AGENT = "prompt_adaptor"
 
 
-class DomainAnalysis(BaseModel):
+class DomainAnalysis(AgentModel):
     domain: str
     """The paper's field, e.g. `thin-film optics`."""
     materials: list[str]
@@ -18,7 +20,7 @@ class DomainAnalysis(BaseModel):
     """Simulation techniques the reproduction needs."""
 
 
-class PromptModification(BaseModel):
+class PromptModification(AgentModel):
     target_agent: str
     """Agent whose prompt changes (never `global_rules`)."""
     kind: Literal["append", "modify", "disable"]
@@ -33,7 +35,7 @@ class PromptModification(BaseModel):
     """Why the paper needs this change."""
 
 
-class PromptAdaptorOutput(BaseModel):
+class PromptAdaptorOutput(AgentModel):
     domain_analysis: DomainAnalysis
     """What the paper is about, as far as prompts are concerned."""
     modifications: list[PromptModification] = []

@@ -4,20 +4,18 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel
-
-from agents.common import StageId
+from agents.common import AgentModel, StageId
 
 AGENT = "results_analyzer"
 
 
-class FigureNarrative(BaseModel):
+class FigureNarrative(AgentModel):
     figure_id: str
     narrative: str
     """What matches and what does not, citing the computed numbers."""
 
 
-class Discrepancy(BaseModel):
+class Discrepancy(AgentModel):
     figure_id: str
     quantity: str
     """What differs, e.g. `stop-band edge`."""
@@ -26,7 +24,7 @@ class Discrepancy(BaseModel):
     severity: Literal["minor", "significant", "critical"]
 
 
-class AnalysisOutput(BaseModel):
+class AnalysisOutput(AgentModel):
     stage_id: StageId
     summary: str
     """One paragraph on the stage's reproduction."""

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from agents.common import Assumption, StageId
+from agents.common import AgentModel, Assumption, StageId
 
 AGENT = "simulation_designer"
 
 
-class OutputSpec(BaseModel):
+class OutputSpec(AgentModel):
     file: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     """File name written in the stage's run directory (no directories)."""
     columns: list[str] = []
@@ -19,7 +19,7 @@ class OutputSpec(BaseModel):
     description: str
 
 
-class FigureOutput(BaseModel):
+class FigureOutput(AgentModel):
     figure_id: str
     """The paper's figure this curve reproduces."""
     curve_id: str
@@ -32,13 +32,13 @@ class FigureOutput(BaseModel):
     """Column matching the curve's y values."""
 
 
-class PerformanceEstimate(BaseModel):
+class PerformanceEstimate(AgentModel):
     runtime_seconds: Annotated[float, Field(gt=0)]
     memory_mb: Annotated[float, Field(gt=0)]
     mpi_ranks: Annotated[int, Field(ge=1, le=4096)] = 1
 
 
-class SimulationDesign(BaseModel):
+class SimulationDesign(AgentModel):
     stage_id: StageId
     summary: str
     """What is simulated, in two or three sentences."""

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel
-
-from agents.common import StageId
+from agents.common import AgentModel, StageId
 
 AGENT = "supervisor"
 
 Verdict = Literal["ok_continue", "replan_needed", "backtrack_to_stage", "ask_user", "all_complete"]
 
 
-class SupervisorOutput(BaseModel):
+class SupervisorOutput(AgentModel):
     stage_id: StageId
     verdict: Verdict
     """What happens next; after stage 0 it is always ask_user (the material gate)."""
