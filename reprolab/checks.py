@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import csv
 import math
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from reprolab import knowledge
 from reprolab import thresholds as th
 
 NAN_LOG_PATTERN = "fields are NaN or Inf"
@@ -108,8 +110,197 @@ def spectrum_checks(path: Path, cols: dict[str, list[float]], lossless: bool) ->
     return checks
 
 
-def run_checks(record: dict, workdir: Path, expected_outputs: list[str], lossless: bool) -> dict:
-    checks: list[Check] = []
+def read_run_log(record: dict, workdir: Path) -> tuple[str, str]:
+    """The run's full stdout and stderr (the record keeps only their tails)."""
+    texts = []
+    for name, key in (("stdout.txt", "stdout_tail"), ("stderr.txt", "stderr_tail")):
+        path = workdir / name
+        try:
+            texts.append(path.read_text(encoding="utf-8", errors="replace"))
+        except OSError:
+            texts.append(record.get(key, ""))
+    return texts[0], texts[1]
+
+
+_DECAY_LINE = re.compile(
+    r"field decay\(t = (?P<t>[-+0-9.eE]+)\): (?P<a>\S+) / (?P<b>\S+) = (?P<ratio>\S+)"
+)
+
+
+def parse_field_decay(stdout: str) -> list[float]:
+    """Final decay ratio of every run in Meep's "field decay(t = ...)" lines.
+
+    Meep prints one line per check interval; a new run starts when t goes back down.
+    """
+    finals: list[float] = []
+    last_t = math.inf
+    for m in _DECAY_LINE.finditer(stdout):
+        t, ratio = float(m["t"]), float(m["ratio"])
+        if t <= last_t:
+            finals.append(ratio)
+        else:
+            finals[-1] = ratio
+        last_t = t
+    return finals
+
+
+def field_decay_check(stdout: str) -> Check | None:
+    finals = parse_field_decay(stdout)
+    if not finals:
+        return None  # no stop_when_fields_decayed in this script: the lint judges the criterion
+    worst = max(finals)
+    lim = th.FIELD_DECAY
+    status = "fail" if worst > lim.fail else "warn" if worst > lim.warn else "pass"
+    return Check(
+        "field_decay",
+        status,
+        f"final field-decay ratio per run: {', '.join(f'{r:.2g}' for r in finals)}",
+        worst,
+        f"fail > {lim.fail:g}, warn > {lim.warn:g}",
+    )
+
+
+def log_checks(text: str) -> list[Check]:
+    """Known warnings in the log (knowledge/log_warnings.yaml) as two checks."""
+    hits = knowledge.classify_log(text)
+    checks = []
+    for name, clean in (
+        ("materials_valid_range", "no material-range warnings in the log"),
+        ("log_warnings", "no warnings in the log"),
+    ):
+        mine = [h for h in hits if h["check"] == name]
+        statuses = [h["status"] for h in mine]
+        status = "fail" if "fail" in statuses else "warn" if statuses else "pass"
+        detail = (
+            "; ".join(f"{h['line']} (x{h['count']}): {h['meaning']}" for h in mine[:5])
+            if mine
+            else clean
+        )
+        checks.append(
+            Check(name, status, detail, len(mine), "pattern table: knowledge/log_warnings.yaml")
+        )
+    return checks
+
+
+def reported_frequencies(
+    column: str, values: list[float], unit_length_um: float
+) -> list[float] | None:
+    """Frequencies in Meep units (c/a) of an x column, or None when its unit is unknown.
+
+    Wavelength columns are recognised by name (`wavelength`, `lambda`, `wl`; `_nm` for
+    nanometres, else micrometres), frequency columns by `freq` (already c/a).
+    """
+    name = column.lower()
+    if any(k in name for k in ("wavelength", "lambda", "wl")):
+        scale = 1e-3 if "nm" in name else 1.0
+        return [unit_length_um / (v * scale) for v in values if v > 0]
+    if "freq" in name and "thz" not in name:
+        return list(values)
+    return None
+
+
+def source_band_check(freqs: list[float], fcen: float, fwidth: float, label: str) -> Check:
+    """Every reported frequency inside the source's band (fcen ± k·fwidth)."""
+    reach = max(abs(f - fcen) for f in freqs) / fwidth
+    lim = th.SOURCE_BAND
+    status = "fail" if reach > lim.fail else "warn" if reach > lim.warn else "pass"
+    return Check(
+        f"source_bandwidth:{label}",
+        status,
+        f"reported {min(freqs):.4g}-{max(freqs):.4g} c/a; source {fcen:g} ± {fwidth / 2:g} "
+        f"(farthest reported frequency at {reach:.3g}·fwidth from fcen)",
+        reach,
+        f"fail > {lim.fail:g}·fwidth, warn > {lim.warn:g}·fwidth from fcen",
+    )
+
+
+def incident_flux_check(values: list[float], label: str) -> Check:
+    peak = max(abs(v) for v in values) or 1.0
+    low = min(abs(v) for v in values) / peak
+    lim = th.INCIDENT_FLUX_FLOOR
+    status = "fail" if low < lim.fail else "warn" if low < lim.warn else "pass"
+    return Check(
+        f"incident_flux_floor:{label}",
+        status,
+        f"weakest incident flux at a reported frequency is {low:.3g} of its peak",
+        low,
+        f"fail < {lim.fail:g}, warn < {lim.warn:g}",
+    )
+
+
+def uniformity_check(values: list[float], label: str) -> Check:
+    """Empty-run |E|^2 across a plane-wave monitor (column `incident_E2`)."""
+    lo, hi = min(values), max(values)
+    ratio = hi / lo if lo > 0 else math.inf
+    lim = th.PLANE_WAVE_UNIFORMITY
+    return Check(
+        f"plane_wave_uniformity:{label}",
+        "fail" if ratio > lim else "pass",
+        f"max/min of the incident |E|^2 across the monitor = {ratio:.4g}",
+        ratio,
+        f"fail > {lim:g} (plane waves through PML need is_integrated=True)",
+    )
+
+
+def symmetry_check(a: list[float], b: list[float], label: str, limit: float) -> Check:
+    diff = max(abs(x - y) for x, y in zip(a, b, strict=True))
+    return Check(
+        f"symmetry:{label}",
+        "fail" if diff > limit else "pass",
+        f"max |{label.replace('~', ' - ')}| = {diff:.3g}",
+        diff,
+        f"fail > {limit:g}",
+    )
+
+
+def output_checks(
+    name: str, cols: dict[str, list[float]], design: dict | None, symmetric_pairs
+) -> list[Check]:
+    """Checks of one output CSV that need the design: band, uniformity, symmetry."""
+    checks = []
+    if design:
+        for fo in design.get("figure_outputs", []):
+            if fo["file"] != name or fo["x_column"] not in cols:
+                continue
+            freqs = reported_frequencies(
+                fo["x_column"], cols[fo["x_column"]], design.get("unit_length_um", 1.0)
+            )
+            if freqs:
+                checks.append(
+                    source_band_check(
+                        freqs, design["source_fcen"], design["source_fwidth"], f"{name}"
+                    )
+                )
+                break
+    if "incident_flux" in cols:
+        checks.append(incident_flux_check(cols["incident_flux"], name))
+    if "incident_E2" in cols:
+        checks.append(uniformity_check(cols["incident_E2"], name))
+    pairs = [("T_fwd", "T_bwd", th.RECIPROCITY)] + [
+        (a, b, th.MIRROR_SYMMETRY) for a, b in symmetric_pairs
+    ]
+    for a, b, limit in pairs:
+        if a in cols and b in cols:
+            checks.append(symmetry_check(cols[a], cols[b], f"{a}~{b}:{name}", limit))
+    return checks
+
+
+def run_checks(
+    record: dict,
+    workdir: Path,
+    expected_outputs: list[str],
+    lossless: bool,
+    *,
+    design: dict | None = None,
+    static: list[Check] | None = None,
+) -> dict:
+    """All run-time checks of one stage's run; `static` are the lint's findings on the
+    design and code, recorded alongside so that checks.json holds every number.
+
+    `design` (the SimulationDesign as a dict) enables the source-band check; its optional
+    `symmetric_outputs` ([[column_a, column_b], ...]) declares mirror-symmetric outputs.
+    """
+    checks: list[Check] = list(static or [])
     code = record["exit_code"]
     if record.get("timed_out"):
         checks.append(Check("exit_code", "fail", f"timed out after {record['timeout_s']} s"))
@@ -124,9 +315,14 @@ def run_checks(record: dict, workdir: Path, expected_outputs: list[str], lossles
                 "0",
             )
         )
-    log = record.get("stdout_tail", "") + record.get("stderr_tail", "")
+    stdout, stderr = read_run_log(record, workdir)
+    log = stdout + "\n" + stderr
     if NAN_LOG_PATTERN in log:
         checks.append(Check("meep_nan", "fail", f"Meep reported '{NAN_LOG_PATTERN}'"))
+    decay = field_decay_check(stdout)
+    if decay:
+        checks.append(decay)
+    checks.extend(log_checks(log))
 
     produced = {f["name"]: f for f in record["output_files"]}
     for name in expected_outputs:
@@ -138,6 +334,7 @@ def run_checks(record: dict, workdir: Path, expected_outputs: list[str], lossles
         else:
             checks.append(Check(f"output_present:{name}", "pass", f"{info['bytes']} bytes"))
 
+    symmetric_pairs = (design or {}).get("symmetric_outputs", [])
     for name in expected_outputs:
         path = workdir / name
         if not (name.endswith(".csv") and path.is_file() and path.stat().st_size):
@@ -159,7 +356,15 @@ def run_checks(record: dict, workdir: Path, expected_outputs: list[str], lossles
         )
         if not bad:
             checks.extend(spectrum_checks(path, cols, lossless))
+            checks.extend(output_checks(name, cols, design, symmetric_pairs))
 
+    return summarise(checks, lossless, log)
+
+
+def summarise(checks: list[Check], lossless: bool, log: str = "") -> dict:
     statuses = [c.status for c in checks]
     verdict = "fail" if "fail" in statuses else "warn" if "warn" in statuses else "pass"
-    return {"verdict": verdict, "lossless": lossless, "checks": [asdict(c) for c in checks]}
+    out = {"verdict": verdict, "lossless": lossless, "checks": [asdict(c) for c in checks]}
+    if verdict == "fail":
+        out["fix_hints"] = knowledge.fix_hints(log)
+    return out

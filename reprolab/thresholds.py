@@ -89,6 +89,32 @@ TR_BOUNDS = {"fail": (-0.01, 1.01), "warn": (-0.001, 1.001)}
 ENERGY_CONSERVATION = CheckLimit(fail=1e-2, warn=2e-3)  # |1 - R - T|, lossless
 ABSORPTION_NEGATIVE = CheckLimit(fail=-0.01, warn=-0.002)  # A = 1 - R - T, lossy
 LOSSLESS_MAX_K = 1e-6  # a material with k below this everywhere counts as lossless
+# Final ratio of Meep's "field decay(t = ...): a / b = ratio" lines, per run.
+FIELD_DECAY = CheckLimit(fail=1e-3, warn=1e-5)
+# Largest stop_when_*_decayed tolerance the static lint accepts.
+MAX_DECAY_TOLERANCE = 1e-6
+# Pixels per shortest wavelength inside the highest-index material (lower is worse).
+PPW = CheckLimit(fail=8.0, warn=15.0)
+# PML: fail under this many pixels; warn when thinner than this fraction of λ_max.
+PML_MIN_PIXELS = 5.0
+PML_MIN_WAVELENGTHS = 0.5
+# Thin dispersive (metal) layers: warn under this many pixels across the layer.
+THIN_LAYER_MIN_PIXELS = 10.0
+# Reported frequencies must lie within fcen ± factor·fwidth (fail beyond 0.6, warn 0.5).
+SOURCE_BAND = CheckLimit(fail=0.6, warn=0.5)
+# Incident flux below this fraction of its peak at a reported frequency (lower is worse).
+INCIDENT_FLUX_FLOOR = CheckLimit(fail=1e-8, warn=1e-6)
+# Empty-run |E|^2 across a plane-wave monitor: fail when max/min exceeds this.
+PLANE_WAVE_UNIFORMITY = 1.01
+# Symmetry: mirror-symmetric setups (absolute difference), reciprocal stacks |T_fwd - T_bwd|.
+MIRROR_SYMMETRY = 1e-6
+RECIPROCITY = 2e-3
+# Convergence: Richardson estimate |q(2N) - q(N)| / 3 of a second-order scheme, compared
+# with this relative tolerance (peak positions and values, not pointwise spectra).
+CONVERGENCE_RICHARDSON_DIVISOR = 3.0
+CONVERGENCE_TOLERANCE = 0.01
+# Debug / quick-check mode: the resolution scale applied to every stage's script.
+DEBUG_RESOLUTION_FACTOR = 0.5
 
 # Loop limits (the seed's defaults); config may override them.
 MAX_DESIGN_REVISIONS = 3

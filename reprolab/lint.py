@@ -1,0 +1,423 @@
+"""Static lint of a simulation design and its generated Meep code, before anything runs.
+
+Findings are `Check`s (pass / warn / fail with the number and threshold). The `fail`
+ones become problem strings that go back to design or code regeneration as feedback
+(`problems()`); all of them are recorded in the stage's checks.json. Thresholds come
+from `reprolab.thresholds` (shared/PHYSICS_CHECKS.md rows 6, 7, 9, 5, 11).
+
+The code lint reads the script with `ast`, resolving module-level numeric constants
+(`RESOLUTION = 2 * 400`, `float(os.environ.get("X", 1)) * 800` → its default), so it
+judges what the script will do without running it.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import operator
+from pathlib import Path
+
+from reprolab import thresholds as th
+from reprolab.checks import Check, read_numeric_csv
+
+# The environment variable a generated script multiplies its resolution by: 2 for the
+# convergence rerun, the debug factor in quick-check mode. Scripts must read it.
+RESOLUTION_SCALE_ENV = "REPROLAB_RESOLUTION_SCALE"
+
+
+def _status_low(value: float, lim: th.CheckLimit) -> str:
+    """For metrics where lower is worse (pixels per wavelength)."""
+    return "fail" if value < lim.fail else "warn" if value < lim.warn else "pass"
+
+
+def material_max_index(material: dict) -> float | None:
+    """Largest real index of a validated material: its constant index, or the max of the
+    `n` column of its stage-0 data file."""
+    if material.get("index"):
+        return float(material["index"])
+    data = material.get("data")
+    if data and Path(data).is_file():
+        try:
+            cols = read_numeric_csv(Path(data))
+        except (OSError, IndexError, UnicodeDecodeError):
+            return None
+        if cols.get("n"):
+            return max(cols["n"])
+    return None
+
+
+def source_band(design: dict) -> tuple[float, float]:
+    """(f_min, f_max) of the source in c/a; f_min is floored at a tenth of fcen."""
+    fcen, fwidth = design["source_fcen"], design["source_fwidth"]
+    return max(fcen - fwidth / 2, fcen / 10), fcen + fwidth / 2
+
+
+def design_findings(
+    design: dict, materials: list[dict], band_um: tuple[float, float] | None = None
+) -> list[Check]:
+    """Resolution in pixels per wavelength and PML thickness of a design.
+
+    `band_um` is the reported wavelength band in µm when known (the figures' x range);
+    otherwise the source band is used, which is conservative (shorter λ_min).
+    """
+    findings = []
+    a_um = design.get("unit_length_um", 1.0)
+    f_lo, f_hi = source_band(design)
+    if band_um:
+        f_lo, f_hi = a_um / band_um[1], a_um / band_um[0]
+    lam_min, lam_max = 1 / f_hi, 1 / f_lo  # in units of a
+    res = design["resolution"]
+    indices = {m["material_id"]: material_max_index(m) for m in materials}
+    used = [indices.get(mid) for mid in design.get("materials", [])]
+    known = [n for n in used if n]
+    n_max = max(known + [1.0])
+    ppw = res * lam_min / n_max
+    unknown = [mid for mid, n in zip(design.get("materials", []), used, strict=True) if not n]
+    findings.append(
+        Check(
+            "resolution_ppw",
+            _status_low(ppw, th.PPW),
+            f"resolution {res}/a × λ_min {lam_min:.4g} a / n_max {n_max:.4g} = {ppw:.3g} "
+            "pixels per wavelength in the highest-index material"
+            + (f" (index unknown for {unknown})" if unknown else ""),
+            round(ppw, 3),
+            f"fail < {th.PPW.fail:g}, warn < {th.PPW.warn:g}",
+        )
+    )
+    pml = design["pml_thickness"]
+    pml_px = pml * res
+    if pml_px < th.PML_MIN_PIXELS:
+        status = "fail"
+    elif pml < th.PML_MIN_WAVELENGTHS * lam_max:
+        status = "warn"
+    else:
+        status = "pass"
+    findings.append(
+        Check(
+            "pml_thickness",
+            status,
+            f"PML {pml:g} a = {pml_px:.3g} pixels; longest wavelength {lam_max:.4g} a",
+            round(pml_px, 3),
+            f"fail < {th.PML_MIN_PIXELS:g} pixels, warn < {th.PML_MIN_WAVELENGTHS:g} λ_max",
+        )
+    )
+    return findings
+
+
+# --- code -------------------------------------------------------------------------
+
+_BINOPS = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Pow: operator.pow,
+    ast.Mod: operator.mod,
+}
+
+
+def _dotted(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return ""
+
+
+class _Consts:
+    """Module-level numeric constants of a script, evaluated without running it."""
+
+    def __init__(self, tree: ast.Module):
+        self.values: dict[str, float] = {}
+        self.env_names: set[str] = set()
+        for node in tree.body:
+            if isinstance(node, ast.Assign):
+                targets, value = node.targets, node.value
+            elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                targets, value = [node.target], node.value
+            else:
+                continue
+            if isinstance(value, ast.Tuple) and len(targets) == 1:
+                tgt = targets[0]
+                if isinstance(tgt, ast.Tuple) and len(tgt.elts) == len(value.elts):
+                    for t, v in zip(tgt.elts, value.elts, strict=True):
+                        self._assign(t, v)
+                continue
+            for t in targets:
+                self._assign(t, value)
+
+    def _assign(self, target: ast.AST, value: ast.AST) -> None:
+        if isinstance(target, ast.Name):
+            v = self.eval(value)
+            if v is not None:
+                self.values[target.id] = v
+
+    def eval(self, node: ast.AST | None) -> float | None:
+        if node is None:
+            return None
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+            return float(node.value)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            try:
+                return float(node.value)
+            except ValueError:
+                return None
+        if isinstance(node, ast.Name):
+            return self.values.get(node.id)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            v = self.eval(node.operand)
+            return None if v is None else (-v if isinstance(node.op, ast.USub) else v)
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+            left, right = self.eval(node.left), self.eval(node.right)
+            if left is None or right is None:
+                return None
+            try:
+                return float(_BINOPS[type(node.op)](left, right))
+            except (ZeroDivisionError, OverflowError):
+                return None
+        if isinstance(node, ast.Call):
+            fn = _dotted(node.func)
+            if fn in {"float", "int", "round", "abs"} and node.args:
+                return self.eval(node.args[0])
+            if fn in {"os.environ.get", "os.getenv", "environ.get", "getenv"}:
+                if node.args and isinstance(node.args[0], ast.Constant):
+                    self.env_names.add(str(node.args[0].value))
+                return self.eval(node.args[1]) if len(node.args) > 1 else None
+        return None
+
+
+def _kwarg(call: ast.Call, name: str) -> ast.AST | None:
+    return next((k.value for k in call.keywords if k.arg == name), None)
+
+
+def _calls(tree: ast.AST, *names: str) -> list[ast.Call]:
+    """Calls whose function is `name` or `<anything>.name`."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            fn = node.func
+            short = fn.attr if isinstance(fn, ast.Attribute) else getattr(fn, "id", "")
+            if short in names:
+                out.append(node)
+    return out
+
+
+def _run_invocations(tree: ast.Module) -> int:
+    """How many simulation runs the script performs, counting calls of helper functions
+    that contain `.run(` and runs inside loops twice."""
+    runners = {
+        f.name
+        for f in ast.walk(tree)
+        if isinstance(f, ast.FunctionDef)
+        and any(
+            isinstance(c.func, ast.Attribute) and c.func.attr == "run" for c in _calls(f, "run")
+        )
+    }
+    count = 0
+    loops = [n for n in ast.walk(tree) if isinstance(n, (ast.For, ast.While))]
+    in_loop = {id(c) for loop in loops for c in ast.walk(loop) if isinstance(c, ast.Call)}
+    inside_runner = {
+        id(c)
+        for f in ast.walk(tree)
+        if isinstance(f, ast.FunctionDef) and f.name in runners
+        for c in ast.walk(f)
+        if isinstance(c, ast.Call)
+    }
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or id(node) in inside_runner:
+            continue
+        fn = node.func
+        is_run = isinstance(fn, ast.Attribute) and fn.attr == "run"
+        is_runner = isinstance(fn, ast.Name) and fn.id in runners
+        if is_run or is_runner:
+            count += 2 if id(node) in in_loop else 1
+    return count
+
+
+def _finding(name: str, status: str, detail: str, value=None, threshold: str = "") -> Check:
+    return Check(f"lint:{name}", status, detail, value, threshold)
+
+
+def code_findings(code: str, design: dict, *, need_resolution_env: bool = False) -> list[Check]:
+    """Static findings on a generated Meep script (see the module docstring)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError as exc:
+        return [_finding("parse", "fail", f"code does not parse: line {exc.lineno}: {exc.msg}")]
+    consts = _Consts(tree)
+    findings: list[Check] = []
+    uses_flux = bool(_calls(tree, "add_flux"))
+    columns = {c for o in design.get("output_specifications", []) for c in o.get("columns", [])}
+    reflection = "R" in columns or any(c.lower().startswith("refl") for c in columns)
+
+    # 6: normalisation run and incident-field subtraction.
+    if uses_flux:
+        runs = _run_invocations(tree)
+        if runs < 2:
+            findings.append(
+                _finding(
+                    "normalisation_run",
+                    "fail",
+                    f"flux monitors but {runs} simulation run(s): no empty-cell normalisation "
+                    "run to divide by (T = flux / incident flux of an identical empty cell)",
+                    runs,
+                    ">= 2 runs",
+                )
+            )
+        else:
+            findings.append(
+                _finding("normalisation_run", "pass", f"{runs} runs", runs, ">= 2 runs")
+            )
+        if reflection:
+            has_get = bool(_calls(tree, "get_flux_data"))
+            has_load = bool(_calls(tree, "load_minus_flux_data"))
+            findings.append(
+                _finding(
+                    "incident_field_subtracted",
+                    "pass" if has_get and has_load else "fail",
+                    "reflection computed with get_flux_data + load_minus_flux_data"
+                    if has_get and has_load
+                    else "reflection is reported but the incident field is not subtracted: "
+                    "save sim.get_flux_data(refl) in the empty run and call "
+                    "sim.load_minus_flux_data(refl, data) before the structure run",
+                )
+            )
+
+    # 5: stop criterion.
+    for call in _calls(tree, "stop_when_fields_decayed", "stop_when_energy_decayed"):
+        short = call.func.attr if isinstance(call.func, ast.Attribute) else call.func.id
+        pos = 3 if short == "stop_when_fields_decayed" else 1
+        node = _kwarg(call, "decay_by") or (call.args[pos] if len(call.args) > pos else None)
+        tol = consts.eval(node)
+        if tol is None:
+            continue
+        findings.append(
+            _finding(
+                "decay_tolerance",
+                "fail" if tol > th.MAX_DECAY_TOLERANCE else "pass",
+                f"line {call.lineno}: {short} decay_by = {tol:g}",
+                tol,
+                f"fail > {th.MAX_DECAY_TOLERANCE:g}",
+            )
+        )
+    for call in _calls(tree, "stop_when_dft_decayed"):
+        node = _kwarg(call, "tol") or (call.args[0] if call.args else None)
+        tol = 1e-11 if node is None else consts.eval(node)
+        if tol is not None and tol > th.MAX_DECAY_TOLERANCE:
+            findings.append(
+                _finding(
+                    "decay_tolerance",
+                    "fail",
+                    f"line {call.lineno}: stop_when_dft_decayed tol = {tol:g}",
+                    tol,
+                    f"fail > {th.MAX_DECAY_TOLERANCE:g}",
+                )
+            )
+    for call in _calls(tree, "run"):
+        after = _kwarg(call, "until_after_sources")
+        if isinstance(after, ast.Call) and _dotted(after.func).endswith("stop_when_dft_decayed"):
+            findings.append(
+                _finding(
+                    "early_stop_pitfall",
+                    "fail",
+                    f"line {call.lineno}: stop_when_dft_decayed as until_after_sources stopped a "
+                    "Bragg run too early in tests; use stop_when_fields_decayed(dt, component, "
+                    "point, 1e-9) after the sources, or stop_when_dft_decayed as `until`",
+                )
+            )
+        until = _kwarg(call, "until")
+        fixed = consts.eval(until) if until is not None else None
+        fixed_after = consts.eval(after) if after is not None else None
+        if uses_flux and (fixed is not None or fixed_after is not None):
+            findings.append(
+                _finding(
+                    "fixed_run_time",
+                    "warn",
+                    f"line {call.lineno}: a fixed run time for flux spectra; nothing guarantees "
+                    "the fields have decayed (use stop_when_fields_decayed, decay_by <= 1e-6)",
+                )
+            )
+
+    # 11: plane waves through PML need is_integrated=True.
+    pml_calls = _calls(tree, "PML")
+    pml_all_round = any(_kwarg(c, "direction") is None for c in pml_calls)
+    for call in _calls(tree, "Source", "EigenModeSource"):
+        size = _kwarg(call, "size")
+        if size is None or not pml_all_round:
+            continue
+        extents = []
+        if isinstance(size, ast.Call):
+            extents = [consts.eval(a) for a in size.args] + [
+                consts.eval(k.value) for k in size.keywords
+            ]
+        extended = any(e is None or e > 0 for e in extents) if extents else True
+        integrated = _kwarg(call, "is_integrated")
+        ok = isinstance(integrated, ast.Constant) and integrated.value is True
+        if extended and not ok:
+            findings.append(
+                _finding(
+                    "plane_wave_is_integrated",
+                    "fail",
+                    f"line {call.lineno}: an extended source crosses PML on every side without "
+                    "is_integrated=True (the incident wave is then non-uniform; a 2D cross-"
+                    "section came out 38 % wrong)",
+                )
+            )
+
+    # Units and numbers consistent with the design; PML in pixels as the code has it.
+    sims = _calls(tree, "Simulation")
+    res_code = next(
+        (v for s in sims if (v := consts.eval(_kwarg(s, "resolution"))) is not None), None
+    )
+    if res_code is not None and not math.isclose(res_code, design["resolution"], rel_tol=1e-6):
+        findings.append(
+            _finding(
+                "resolution_matches_design",
+                "fail",
+                f"code resolution {res_code:g} differs from the design's {design['resolution']}",
+                res_code,
+                f"= {design['resolution']}",
+            )
+        )
+    thicknesses = [consts.eval(c.args[0] if c.args else _kwarg(c, "thickness")) for c in pml_calls]
+    for t in (t for t in thicknesses if t is not None):
+        if res_code is not None and t * res_code < th.PML_MIN_PIXELS:
+            findings.append(
+                _finding(
+                    "pml_pixels",
+                    "fail",
+                    f"PML of {t:g} a at resolution {res_code:g} is {t * res_code:.3g} pixels",
+                    t * res_code,
+                    f"fail < {th.PML_MIN_PIXELS:g} pixels",
+                )
+            )
+        if not math.isclose(t, design["pml_thickness"], rel_tol=1e-6):
+            findings.append(
+                _finding(
+                    "pml_matches_design",
+                    "fail",
+                    f"code PML {t:g} differs from the design's {design['pml_thickness']:g} "
+                    f"(both in units of a = {design.get('unit_length_um', 1.0):g} µm)",
+                    t,
+                    f"= {design['pml_thickness']:g}",
+                )
+            )
+
+    # Convergence/debug reruns scale the resolution through the environment.
+    if sims and RESOLUTION_SCALE_ENV not in consts.env_names:
+        findings.append(
+            _finding(
+                "resolution_from_env",
+                "fail" if need_resolution_env else "warn",
+                f"the script does not read {RESOLUTION_SCALE_ENV}; convergence and quick-check "
+                f'runs need RESOLUTION = float(os.environ.get("{RESOLUTION_SCALE_ENV}", 1)) * '
+                f"{design['resolution']}",
+            )
+        )
+    return findings
+
+
+def problems(findings: list[Check]) -> list[str]:
+    """Failed findings as feedback lines for regeneration."""
+    return [f"{f.name}: {f.detail}" for f in findings if f.status == "fail"]
