@@ -7,6 +7,7 @@ canonical thresholds in `reprolab.thresholds`.
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 
@@ -15,8 +16,13 @@ from reprolab import thresholds as th
 FEATURE_PROMINENCE = 0.05  # fraction of the curve's y range an extremum must stand out by
 
 
-def find_extrema(x: np.ndarray, y: np.ndarray, prominence: float) -> list[tuple[str, float]]:
-    """Interior local maxima/minima standing out by `prominence` on both sides."""
+def find_features(x: np.ndarray, y: np.ndarray, prominence: float) -> list[dict]:
+    """Interior local maxima/minima standing out by `prominence` on both sides.
+
+    Each feature: kind (peak | dip), x (parabolic vertex), y, prominence and width, the
+    full width at half prominence (crossings found by linear interpolation; None when
+    the curve does not come back down to half prominence inside the data).
+    """
     out = []
     for i in range(1, len(y) - 1):
         for kind, sign in (("peak", 1.0), ("dip", -1.0)):
@@ -31,8 +37,55 @@ def find_extrema(x: np.ndarray, y: np.ndarray, prominence: float) -> list[tuple[
             right_stop = next((j for j in range(i + 1, len(y)) if sign * y[j] > v), len(y) - 1)
             left = v - np.min(sign * y[left_stop : i + 1])
             right = v - np.min(sign * y[i : right_stop + 1])
-            if min(left, right) >= prominence:
-                out.append((kind, refine_vertex(x, y, i)))
+            prom = float(min(left, right))
+            if prom >= prominence:
+                out.append(
+                    {
+                        "kind": kind,
+                        "x": refine_vertex(x, y, i),
+                        "y": float(y[i]),
+                        "prominence": prom,
+                        "width": half_prominence_width(x, sign * y, i, prom),
+                    }
+                )
+    return out
+
+
+def half_prominence_width(x: np.ndarray, y: np.ndarray, i: int, prominence: float) -> float | None:
+    """Full width of the peak at index i of `y` at height y[i] - prominence/2."""
+    level = y[i] - prominence / 2
+
+    def crossing(step: int) -> float | None:
+        j = i
+        while 0 <= j + step < len(y):
+            k = j + step
+            if y[k] <= level:
+                # linear interpolation between j (above) and k (at/below)
+                return float(x[j] + (level - y[j]) * (x[k] - x[j]) / (y[k] - y[j]))
+            j = k
+        return None
+
+    lo, hi = crossing(-1), crossing(1)
+    if lo is None or hi is None:
+        return None
+    return abs(hi - lo)
+
+
+def find_extrema(x: np.ndarray, y: np.ndarray, prominence: float) -> list[tuple[str, float]]:
+    """(kind, position) of every feature of `find_features`."""
+    return [(f["kind"], f["x"]) for f in find_features(x, y, prominence)]
+
+
+def resample(x_src, y_src, x_common) -> np.ndarray:
+    """y_src linearly interpolated onto the common axis (the paper's digitized x).
+
+    Points of the common axis outside x_src's range become NaN (no extrapolation).
+    """
+    order = np.argsort(x_src)
+    xs, ys = np.asarray(x_src, float)[order], np.asarray(y_src, float)[order]
+    xc = np.asarray(x_common, float)
+    out = np.interp(xc, xs, ys)
+    out[(xc < xs[0]) | (xc > xs[-1])] = np.nan
     return out
 
 
@@ -71,22 +124,37 @@ def compare_curve(
             "features": [],
             "note": "reproduced x range does not overlap the paper's",
         }
-    diff = np.interp(xp[inside], xs, ys) - yp[inside]
+    diff = resample(xs, ys, xp[inside]) - yp[inside]
     rms = float(np.sqrt(np.mean(diff**2)))
     max_abs = float(np.max(np.abs(diff)))
 
     y_range = float(np.ptp(yp)) or 1.0
-    paper_features = find_extrema(xp, yp, FEATURE_PROMINENCE * y_range)
-    sim_features = find_extrema(xs, ys, FEATURE_PROMINENCE * y_range / 2)
+    paper_features = find_features(xp, yp, FEATURE_PROMINENCE * y_range)
+    sim_features = find_features(xs, ys, FEATURE_PROMINENCE * y_range / 2)
     features = []
-    for kind, x0 in paper_features:
-        candidates = [xf for k, xf in sim_features if k == kind]
+    for pf in paper_features:
+        x0 = pf["x"]
+        candidates = [f for f in sim_features if f["kind"] == pf["kind"]]
+        entry = {"kind": pf["kind"], "x_paper": x0, "width_paper": pf["width"]}
         if not candidates:
-            features.append({"kind": kind, "x_paper": x0, "x_sim": None, "shift_rel": math.nan})
+            features.append(
+                entry | {"x_sim": None, "shift_rel": math.nan, "width_sim": None, "width_rel": None}
+            )
             continue
-        x1 = min(candidates, key=lambda c: abs(c - x0))
+        sf = min(candidates, key=lambda c: abs(c["x"] - x0))
+        width_rel = (
+            abs(sf["width"] - pf["width"]) / pf["width"]
+            if pf["width"] and sf["width"] is not None
+            else None
+        )
         features.append(
-            {"kind": kind, "x_paper": x0, "x_sim": x1, "shift_rel": abs(x1 - x0) / abs(x0)}
+            entry
+            | {
+                "x_sim": sf["x"],
+                "shift_rel": abs(sf["x"] - x0) / abs(x0),
+                "width_sim": sf["width"],
+                "width_rel": width_rel,
+            }
         )
     shift = max((f["shift_rel"] for f in features), default=None)
     metrics = {
@@ -111,3 +179,159 @@ def classify_curve(result: dict) -> dict[str, str]:
         b.metric: th.classify_value(b, result["metrics"].get(b.metric))
         for b in th.DISCREPANCY_THRESHOLDS
     }
+
+
+# --- recomputation: the ComparisonValidator's numbers come from here -------------------
+
+RECOMPUTE_RTOL = 1e-6
+
+
+def _close(a, b, rtol: float = RECOMPUTE_RTOL) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return math.isclose(float(a), float(b), rel_tol=rtol, abs_tol=1e-12)
+
+
+def recompute_comparison(comparison: dict, curves: dict) -> list[str]:
+    """Recompute every stored number of a comparison from the raw data; list mismatches.
+
+    `curves` maps (figure_id, curve_id) → (x_paper, y_paper, x_sim, y_sim), read by the
+    caller from the paper's digitized CSV and the run's output file. Every metric, the
+    RMS/max differences, the feature positions, shifts and widths, and each class are
+    recomputed and compared; an empty list means the comparison file is right.
+    """
+    mismatches = []
+    for fig in comparison["figures"]:
+        classes = []
+        for curve in fig["curves"]:
+            key = (fig["figure_id"], curve["curve_id"])
+            where = f"{key[0]}/{key[1]}"
+            if "error" in curve:
+                classes.append("FAILURE")
+                continue
+            if key not in curves:
+                mismatches.append(f"{where}: no raw data to recompute from")
+                continue
+            fresh = compare_curve(*curves[key])
+            for name in ("coverage", "rms_abs", "max_abs"):
+                if not _close(curve.get(name), fresh[name]):
+                    mismatches.append(
+                        f"{where}: {name} stored {curve.get(name)}, recomputed {fresh[name]}"
+                    )
+            for name, value in fresh["metrics"].items():
+                if not _close(curve["metrics"].get(name), value):
+                    mismatches.append(
+                        f"{where}: metric {name} stored {curve['metrics'].get(name)}, "
+                        f"recomputed {value}"
+                    )
+            if len(curve.get("features", [])) != len(fresh["features"]):
+                mismatches.append(
+                    f"{where}: {len(curve.get('features', []))} features stored, "
+                    f"{len(fresh['features'])} recomputed"
+                )
+            else:
+                for i, (old, new) in enumerate(
+                    zip(curve["features"], fresh["features"], strict=True)
+                ):
+                    for name, value in new.items():
+                        if name != "kind" and not _close(old.get(name), value):
+                            mismatches.append(
+                                f"{where}: feature {i} {name} stored {old.get(name)}, "
+                                f"recomputed {value}"
+                            )
+            fresh_classes = classify_curve(fresh)
+            if curve.get("classes") != fresh_classes:
+                mismatches.append(
+                    f"{where}: classes stored {curve.get('classes')}, recomputed {fresh_classes}"
+                )
+            classes += list(fresh_classes.values())
+        expected = th.worst(classes)
+        if fig.get("classification") != expected:
+            mismatches.append(
+                f"{fig['figure_id']}: classification stored {fig.get('classification')}, "
+                f"recomputed {expected}"
+            )
+    return mismatches
+
+
+def comparison_numbers(comparison: dict) -> dict[str, float]:
+    """Every number a narrative may cite, by name (fractions also as percentages)."""
+    numbers: dict[str, float] = {}
+    for fig in comparison["figures"]:
+        for curve in fig["curves"]:
+            base = f"{fig['figure_id']}/{curve['curve_id']}"
+            for name in ("rms_abs", "max_abs", "coverage"):
+                if curve.get(name) is not None:
+                    numbers[f"{base}.{name}"] = curve[name]
+            for name, value in curve.get("metrics", {}).items():
+                if value is not None:
+                    numbers[f"{base}.{name}"] = value
+            for i, f in enumerate(curve.get("features", [])):
+                for name in (
+                    "x_paper",
+                    "x_sim",
+                    "shift_rel",
+                    "width_paper",
+                    "width_sim",
+                    "width_rel",
+                ):
+                    if f.get(name) is not None:
+                        numbers[f"{base}.feature{i}.{f['kind']}.{name}"] = f[name]
+    return {k: v for k, v in numbers.items() if isinstance(v, (int, float)) and math.isfinite(v)}
+
+
+_NUMBER = re.compile(r"(?<![\w.])([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)\s*(%|percent)?")
+_CITES_METRIC = re.compile(
+    r"rms|root.mean|max(imum)?\b|largest|shift|offset|differ|deviat|error|width|fwhm|peak|dip|%",
+    re.IGNORECASE,
+)
+
+
+def _matches(cited: float, decimals: int, value: float) -> bool:
+    """A cited number matches a computed one when it is that number rounded as written
+    (or within 5 % of it, for numbers quoted to fewer significant figures)."""
+    half_ulp = 0.5 * 10.0 ** (-decimals) + 1e-12
+    return abs(cited - value) <= half_ulp or math.isclose(cited, value, rel_tol=0.05)
+
+
+def narrative_mismatches(
+    narrative: str | dict[str, float], comparison: dict, allowed: tuple[float, ...] = ()
+) -> list[str]:
+    """Numbers in an analysis that no computed number supports.
+
+    `narrative` is prose or a {name: value} dict of numbers the analysis claims. In
+    prose only sentences that cite a metric (RMS, shift, width, %, ...) are checked; a
+    percentage is compared with fractions ×100. `allowed` are other legitimate numbers
+    (design parameters, the paper's own values) that may appear in those sentences.
+    """
+    numbers = comparison_numbers(comparison)
+    values = list(numbers.values()) + list(allowed)
+    if isinstance(narrative, dict):
+        out = []
+        for name, cited in narrative.items():
+            if name in numbers and not math.isclose(
+                cited, numbers[name], rel_tol=0.05, abs_tol=1e-9
+            ):
+                out.append(f"'{name}' is {cited} in the analysis but {numbers[name]:.6g} computed")
+            elif name not in numbers:
+                out.append(f"'{name}' = {cited} is not a computed quantity")
+        return out
+    out = []
+    for sentence in re.split(r"(?<=[.;!?])\s+", narrative):
+        if not _CITES_METRIC.search(sentence):
+            continue
+        for m in _NUMBER.finditer(sentence):
+            text, pct = m.group(1), m.group(2)
+            cited = float(text)
+            decimals = len(text.split(".")[1].split("e")[0].split("E")[0]) if "." in text else 0
+            candidates = [v * 100 for v in values] if pct else values
+            if pct:
+                candidates += list(allowed)
+            if not any(_matches(cited, decimals, v) for v in candidates):
+                out.append(
+                    f"'{m.group(0).strip()}' in \"{sentence.strip()[:160]}\" matches no number "
+                    "computed by the comparison"
+                )
+    return out

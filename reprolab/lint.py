@@ -130,6 +130,7 @@ class _Consts:
 
     def __init__(self, tree: ast.Module):
         self.values: dict[str, float] = {}
+        self.calls: dict[str, ast.Call] = {}
         self.env_names: set[str] = set()
         for node in tree.body:
             if isinstance(node, ast.Assign):
@@ -148,6 +149,8 @@ class _Consts:
                 self._assign(t, value)
 
     def _assign(self, target: ast.AST, value: ast.AST) -> None:
+        if isinstance(target, ast.Name) and isinstance(value, ast.Call):
+            self.calls[target.id] = value
         if isinstance(target, ast.Name):
             v = self.eval(value)
             if v is not None:
@@ -352,8 +355,15 @@ def code_findings(code: str, design: dict, *, need_resolution_env: bool = False)
                 consts.eval(k.value) for k in size.keywords
             ]
         extended = any(e is None or e > 0 for e in extents) if extents else True
-        integrated = _kwarg(call, "is_integrated")
-        ok = isinstance(integrated, ast.Constant) and integrated.value is True
+        # is_integrated belongs to the SourceTime (GaussianSource(..., is_integrated=True));
+        # accept it on the Source call too, and through a name bound to a SourceTime.
+        src_time = _kwarg(call, "src") or (call.args[0] if call.args else None)
+        if isinstance(src_time, ast.Name):
+            src_time = consts.calls.get(src_time.id)
+        flags = [_kwarg(call, "is_integrated")]
+        if isinstance(src_time, ast.Call):
+            flags.append(_kwarg(src_time, "is_integrated"))
+        ok = any(isinstance(f, ast.Constant) and f.value is True for f in flags)
         if extended and not ok:
             findings.append(
                 _finding(

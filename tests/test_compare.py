@@ -3,6 +3,7 @@ import math
 import numpy as np
 import pytest
 
+from reprolab import compare
 from reprolab import thresholds as th
 from reprolab.compare import classify_curve, compare_curve, find_extrema
 
@@ -49,3 +50,104 @@ def test_thresholds_table_lists_every_metric():
     table = th.format_thresholds_table()
     for band in th.DISCREPANCY_THRESHOLDS:
         assert f"`{band.metric}`" in table and f"{band.acceptable:g}" in table
+
+
+# --- hand-computed values ------------------------------------------------------------
+
+
+def test_triangle_peak_width_and_prominence_by_hand():
+    # y = 1 - |x| on [-2, 2], clipped at 0: prominence 1, half level 0.5 → x = ±0.5.
+    x = np.linspace(-2, 2, 41)
+    y = np.clip(1 - np.abs(x), 0, None)
+    (f,) = compare.find_features(x, y, 0.1)
+    assert f["kind"] == "peak"
+    assert f["x"] == pytest.approx(0.0, abs=1e-12)
+    assert f["prominence"] == pytest.approx(1.0)
+    assert f["width"] == pytest.approx(1.0, abs=1e-12)
+
+
+def test_dip_width_on_a_sloped_side():
+    # A dip from 1 to 0.2 with linear sides of slope 4 → half prominence level 0.6,
+    # reached 0.1 from the centre on each side: width 0.2.
+    x = np.round(np.linspace(0, 2, 201), 10)
+    y = np.clip(0.2 + 4 * np.abs(x - 1.0), None, 1.0)
+    (f,) = compare.find_features(x, y, 0.1)
+    assert f["kind"] == "dip"
+    assert f["prominence"] == pytest.approx(0.8)
+    assert f["width"] == pytest.approx(0.2, abs=1e-9)
+
+
+def test_lorentzian_fwhm():
+    # L(x) = 1 / (1 + ((x - 1) / g)^2) has FWHM 2g; far tails add a small base: use a
+    # wide range so the base (≈ g²/9) changes the half-prominence width by < 1 %.
+    g = 0.01
+    x = np.linspace(0.7, 1.3, 6001)
+    y = 1 / (1 + ((x - 1) / g) ** 2)
+    (f,) = compare.find_features(x, y, 0.1)
+    assert f["width"] == pytest.approx(2 * g, rel=0.01)
+
+
+def test_rms_max_and_shift_by_hand():
+    # paper y = [0, 1, 0, 1, 0] on x = 1..5; sim = paper + [0.1, -0.1, 0.1, -0.1, 0.1]
+    # → RMS 0.1, max 0.1, both normalised by max|y_paper| = 1.
+    xp = [1.0, 2.0, 3.0, 4.0, 5.0]
+    yp = [0.0, 1.0, 0.0, 1.0, 0.0]
+    ys = [0.1, 0.9, 0.1, 0.9, 0.1]
+    res = compare.compare_curve(xp, yp, xp, ys)
+    assert res["rms_abs"] == pytest.approx(0.1)
+    assert res["max_abs"] == pytest.approx(0.1)
+    assert res["metrics"]["rms_rel"] == pytest.approx(0.1)
+    # the same curve shifted by +0.02 in x: every feature shifts by 0.02/x0
+    xs = np.linspace(0, 6, 6001)
+    ysim = np.interp(xs - 0.02, xp, yp, left=0, right=0)
+    res = compare.compare_curve(xp, yp, list(xs), list(ysim))
+    peaks = [f for f in res["features"] if f["kind"] == "peak"]
+    assert [f["shift_rel"] for f in peaks] == pytest.approx([0.02 / 2, 0.02 / 4], abs=1e-6)
+    assert res["metrics"]["feature_shift_rel"] == pytest.approx(0.02 / 2, abs=1e-6)
+
+
+def test_resample_does_not_extrapolate():
+    out = compare.resample([1, 2, 3], [10, 20, 30], [0.5, 1.5, 2.5, 3.5])
+    assert np.isnan(out[0]) and np.isnan(out[-1])
+    assert list(out[1:3]) == [15, 25]
+
+
+def _comparison_for(xp, yp, xs, ys):
+    curve = {"curve_id": "T", **compare.compare_curve(xp, yp, xs, ys)}
+    curve["classes"] = compare.classify_curve(curve)
+    fig = {
+        "figure_id": "fig1",
+        "curves": [curve],
+        "classification": th.worst(list(curve["classes"].values())),
+    }
+    return {"figures": [fig]}, {("fig1", "T"): (xp, yp, xs, ys)}
+
+
+def test_recompute_finds_a_tampered_number_and_class():
+    x = list(np.linspace(0.5, 1.0, 101))
+    yp = list(0.5 + 0.4 * np.sin(20 * np.asarray(x)))
+    ys = list(np.asarray(yp) + 0.01)
+    comparison, curves = _comparison_for(x, yp, x, ys)
+    assert compare.recompute_comparison(comparison, curves) == []
+    comparison["figures"][0]["curves"][0]["metrics"]["rms_rel"] = 0.001
+    comparison["figures"][0]["classification"] = "PARTIAL"
+    found = compare.recompute_comparison(comparison, curves)
+    assert any("rms_rel" in m for m in found)
+    assert any("classification stored PARTIAL" in m for m in found)
+
+
+def test_narrative_mismatches():
+    x = list(np.linspace(0.5, 1.0, 101))
+    yp = list(0.5 + 0.4 * np.sin(20 * np.asarray(x)))
+    ys = list(np.asarray(yp) + 0.02)
+    comparison, _ = _comparison_for(x, yp, x, ys)
+    rms_pct = comparison["figures"][0]["curves"][0]["metrics"]["rms_rel"] * 100
+    good = f"The RMS difference is {rms_pct:.1f} % of the peak value."
+    assert compare.narrative_mismatches(good, comparison) == []
+    bad = "The RMS difference is 7.5 % of the peak value."
+    assert len(compare.narrative_mismatches(bad, comparison)) == 1
+    # sentences without a metric are not checked
+    assert compare.narrative_mismatches("The paper was published in 2026.", comparison) == []
+    # structured claims
+    assert compare.narrative_mismatches({"fig1/T.rms_abs": 0.02}, comparison) == []
+    assert compare.narrative_mismatches({"fig1/T.rms_abs": 0.05}, comparison)

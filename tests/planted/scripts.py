@@ -1,0 +1,169 @@
+"""Generators of small, real Meep scripts for the planted-failure corpus.
+
+Each returns (code, design): a runnable script (a 1D slab or a 2D plane wave, seconds
+each) and the matching design dict. A keyword plants one failure; the defaults are a
+correct run of the same problem.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+
+def slab_script(
+    *,
+    normalise: bool = True,
+    subtract_incident: bool = True,
+    decay_by: float = 1e-9,
+    pml_um: float = 1.0,
+    resolution: int = 100,
+    material: str = "const",
+    band_um: tuple[float, float] = (0.45, 0.9),
+) -> tuple[str, dict]:
+    """T and R of a 0.3 µm slab (n = 2.0, or meep.materials.fused_quartz) in air, 1D."""
+    mat_import = "from meep.materials import fused_quartz" if material == "fused_quartz" else ""
+    mat = "fused_quartz" if material == "fused_quartz" else "mp.Medium(index=N_SLAB)"
+    wl_lo, wl_hi = band_um
+    header = textwrap.dedent(
+        f'''
+        """Planted-failure corpus: slab T/R in 1D (a = 1 um)."""
+        import os
+
+        import meep as mp
+        import numpy as np
+        {mat_import}
+
+        N_SLAB = 2.0
+        RESOLUTION = float(os.environ.get("REPROLAB_RESOLUTION_SCALE", 1)) * {resolution}
+        PML_UM = {pml_um}
+        DECAY_BY = {decay_by}
+        F_MIN, F_MAX = 1 / {wl_hi}, 1 / {wl_lo}
+        FCEN, DF = 0.5 * (F_MIN + F_MAX), F_MAX - F_MIN
+        NFREQ = 60
+        SZ = 2 * PML_UM + 4.0
+        cell = mp.Vector3(0, 0, SZ)
+        sources = [mp.Source(mp.GaussianSource(FCEN, fwidth=1.5 * DF), component=mp.Ex,
+                             center=mp.Vector3(z=-0.5 * SZ + PML_UM + 0.3))]
+        slab = [mp.Block(size=mp.Vector3(mp.inf, mp.inf, 0.3), center=mp.Vector3(), material={mat})]
+        Z_REFL, Z_TRAN = -0.5 * SZ + PML_UM + 0.6, 0.5 * SZ - PML_UM - 0.3
+
+
+        def make(geometry):
+            sim = mp.Simulation(cell_size=cell, boundary_layers=[mp.PML(PML_UM)], geometry=geometry,
+                                sources=sources, resolution=RESOLUTION, dimensions=1)
+            refl = sim.add_flux(FCEN, DF, NFREQ, mp.FluxRegion(center=mp.Vector3(z=Z_REFL)))
+            tran = sim.add_flux(FCEN, DF, NFREQ, mp.FluxRegion(center=mp.Vector3(z=Z_TRAN)))
+            return sim, refl, tran
+
+
+        def go(sim):
+            sim.run(until_after_sources=mp.stop_when_fields_decayed(
+                5, mp.Ex, mp.Vector3(z=Z_TRAN), DECAY_BY))
+
+        '''
+    )
+    if normalise:
+        body = textwrap.dedent(
+            """
+            sim, refl, tran = make([])
+            go(sim)
+            empty_refl = sim.get_flux_data(refl)
+            incident = np.array(mp.get_fluxes(tran))
+            sim.reset_meep()
+            sim, refl, tran = make(slab)
+            """
+        )
+        if subtract_incident:
+            body += "sim.load_minus_flux_data(refl, empty_refl)\n"
+        body += textwrap.dedent(
+            """
+            go(sim)
+            T = np.array(mp.get_fluxes(tran)) / incident
+            R = -np.array(mp.get_fluxes(refl)) / incident
+            """
+        )
+    else:
+        body = textwrap.dedent(
+            """
+            sim, refl, tran = make(slab)
+            go(sim)
+            T = np.array(mp.get_fluxes(tran))
+            R = -np.array(mp.get_fluxes(refl))
+            """
+        )
+    body += textwrap.dedent(
+        """
+        wl = 1 / np.array(mp.get_flux_freqs(tran))
+        if mp.am_master():
+            np.savetxt("spectrum.csv", np.column_stack([wl, T, R]), delimiter=",",
+                       header="wavelength_um,T,R", comments="", fmt="%.8g")
+        """
+    )
+    f_min, f_max = 1 / wl_hi, 1 / wl_lo
+    design = {
+        "stage_id": "stage1_planted",
+        "dimensions": 1,
+        "unit_length_um": 1.0,
+        "resolution": resolution,
+        "pml_thickness": pml_um,
+        "source_fcen": 0.5 * (f_min + f_max),
+        "source_fwidth": 1.5 * (f_max - f_min),
+        "materials": ["slab"],
+        "output_specifications": [{"file": "spectrum.csv", "columns": ["wavelength_um", "T", "R"]}],
+        "figure_outputs": [
+            {
+                "figure_id": "fig1",
+                "curve_id": "T",
+                "file": "spectrum.csv",
+                "x_column": "wavelength_um",
+                "y_column": "T",
+            }
+        ],
+    }
+    return header + body, design
+
+
+def plane_wave_script(*, integrated: bool = True) -> tuple[str, dict]:
+    """Empty-cell |Ez|^2 across a 2D line source that crosses PML on every side."""
+    flag = ", is_integrated=True" if integrated else ""  # a SourceTime argument
+    code = textwrap.dedent(
+        f'''
+        """Planted-failure corpus: a 2D plane wave through PML, uniformity of |Ez|^2."""
+        import os
+
+        import meep as mp
+        import numpy as np
+
+        RESOLUTION = float(os.environ.get("REPROLAB_RESOLUTION_SCALE", 1)) * 20
+        PML_UM = 1.0
+        FCEN, DF = 1.0, 0.4
+        SX, SY = 4.0, 5.0
+        cell = mp.Vector3(SX, SY)
+        sources = [mp.Source(mp.GaussianSource(FCEN, fwidth=DF{flag}), component=mp.Ez,
+                             center=mp.Vector3(y=-0.5 * SY + PML_UM + 0.2),
+                             size=mp.Vector3(SX, 0))]
+        sim = mp.Simulation(cell_size=cell, boundary_layers=[mp.PML(PML_UM)], sources=sources,
+                            resolution=RESOLUTION)
+        line = mp.Volume(center=mp.Vector3(y=0.5), size=mp.Vector3(1.0, 0))
+        dft = sim.add_dft_fields([mp.Ez], FCEN, 0, 1, where=line)
+        sim.run(until_after_sources=mp.stop_when_fields_decayed(5, mp.Ez, mp.Vector3(y=0.5), 1e-9))
+        e2 = np.abs(sim.get_dft_array(dft, mp.Ez, 0)) ** 2
+        if mp.am_master():
+            x = np.linspace(-0.5, 0.5, len(e2))
+            np.savetxt("incident.csv", np.column_stack([x, e2]), delimiter=",",
+                       header="x_um,incident_E2", comments="", fmt="%.10g")
+        '''
+    )
+    design = {
+        "stage_id": "stage1_planted",
+        "dimensions": 2,
+        "unit_length_um": 1.0,
+        "resolution": 20,
+        "pml_thickness": 1.0,
+        "source_fcen": 1.0,
+        "source_fwidth": 0.4,
+        "materials": [],
+        "output_specifications": [{"file": "incident.csv", "columns": ["x_um", "incident_E2"]}],
+        "figure_outputs": [],
+    }
+    return code, design
