@@ -1,19 +1,20 @@
-"""Where agent outputs come from.
+"""Where agent outputs come from, and what every provider returns.
 
 `ReplayProvider` returns recorded outputs stored as files (one per agent call);
 it is how the demo and the tests run without a key, and how a real run becomes a
 regression fixture. A missing or invalid recording is an error, never a fallback.
+The API providers (Anthropic, OpenAI-compatible) live in `agents.llm_providers`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from pydantic import BaseModel
 
-from reprolab.errors import ReproLabError
+from reprolab.errors import GateError, ReproLabError
 from reprolab.fileio import read_yaml, validate_as
 
 
@@ -27,17 +28,92 @@ class AgentRequest:
     system: str
     user: str
     images: tuple[str, ...] = field(default=())
+    cache_prefix: str = ""
+    """Stable part of the user message (the paper's text), sent first and marked
+    for prompt caching; empty when the agent sees no paper text."""
+    model: str = ""
+    """The model chosen for this agent (config); empty means the provider's default."""
+
+    @property
+    def call_id(self) -> str:
+        """Names the call in logs, headers and recordings: paper/stage/agent/aN."""
+        return f"{self.paper_id}/{self.stage_id}/{self.agent}/a{self.attempt}"
+
+
+@dataclass
+class Usage:
+    """Tokens of one agent call (all its HTTP requests together)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            *(a + b for a, b in zip(asdict(self).values(), asdict(other).values(), strict=True))
+        )
+
+    @classmethod
+    def from_mapping(cls, data: dict | None, source: str) -> Usage:
+        data = data or {}
+        unknown = set(data) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise ReproLabError(
+                f"{source}: unknown usage field(s) {sorted(unknown)} "
+                f"(valid: {sorted(cls.__dataclass_fields__)})"
+            )
+        values = {k: data.get(k) or 0 for k in cls.__dataclass_fields__}
+        bad = {k: v for k, v in values.items() if not isinstance(v, int) or v < 0}
+        if bad:
+            raise ReproLabError(f"{source}: usage must be non-negative integers, got {bad}")
+        return cls(**values)
+
+
+@dataclass
+class Completion:
+    output: BaseModel
+    usage: Usage
+    model: str
+    requests: int = 0
+    """HTTP requests this call made (retries and validation feedback included)."""
 
 
 class RecordingError(ReproLabError):
     """A replay recording is missing or does not validate."""
 
 
+class ProviderError(ReproLabError):
+    """The model API failed in a way retrying did not fix (or cannot fix)."""
+
+
+class InvalidOutputError(GateError):
+    """The model's output stayed invalid after the feedback retries: a user decides."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        raw: Any,
+        problems: list[str],
+        usage: Usage,
+        model: str,
+        requests: int,
+    ):
+        super().__init__(message)
+        self.requests = requests
+        self.raw = raw
+        self.problems = problems
+        self.usage = usage
+        self.model = model
+
+
 class Provider(Protocol):
     name: str
     model: str
+    """Default model; a request's `model` overrides it."""
 
-    def complete(self, request: AgentRequest, output_model: type[BaseModel]) -> BaseModel: ...
+    def complete(self, request: AgentRequest, output_model: type[BaseModel]) -> Completion: ...
 
 
 def recording_path(root: Path, stage_id: str, agent: str, attempt: int) -> Path:
@@ -51,7 +127,7 @@ class ReplayProvider:
         self.root = Path(recordings_dir)
         self.model = model
 
-    def complete(self, request: AgentRequest, output_model: type[BaseModel]) -> BaseModel:
+    def load(self, request: AgentRequest) -> tuple[Path, dict]:
         path = recording_path(self.root, request.stage_id, request.agent, request.attempt)
         what = (
             f"agent '{request.agent}', stage '{request.stage_id}', attempt {request.attempt}"
@@ -60,7 +136,8 @@ class ReplayProvider:
         if not path.is_file():
             raise RecordingError(
                 f"no replay recording for {what}: expected {path}. Record it with a real "
-                "provider, or write it by hand in the replay format (see docs/replay.md)."
+                "provider (provider.record: true), or write it by hand in the replay format "
+                "(see docs/replay.md)."
             )
         data: Any = read_yaml(path)
         if not isinstance(data, dict) or "output" not in data:
@@ -70,17 +147,30 @@ class ReplayProvider:
                 raise RecordingError(
                     f"recording {path} says {key}={data.get(key)!r}, but it is read for {what}"
                 )
+        return path, data
+
+    def complete(self, request: AgentRequest, output_model: type[BaseModel]) -> Completion:
+        path, data = self.load(request)
         try:
-            return validate_as(output_model, data["output"], path)
+            output = validate_as(output_model, data["output"], path)
         except ReproLabError as exc:
-            raise RecordingError(f"invalid recording for {what}: {exc}") from None
+            raise RecordingError(f"invalid recording for {request.call_id}: {exc}") from None
+        # Scripted usage lets the demo and benchmarks account tokens like a real run.
+        usage = Usage.from_mapping(data.get("usage"), f"{path} field 'usage'")
+        return Completion(output, usage, model=str(data.get("model") or self.model))
 
 
 def make_provider(provider_config: dict, recordings_dir: str | Path) -> Provider:
     kind = provider_config.get("kind", "replay")
     if kind == "replay":
         return ReplayProvider(recordings_dir)
+    from agents import llm_providers  # the SDKs load only where a real provider is used
+
+    if kind == "anthropic":
+        return llm_providers.AnthropicProvider.from_config(provider_config)
+    if kind == "openai_compatible":
+        return llm_providers.OpenAICompatibleProvider.from_config(provider_config)
     raise ReproLabError(
-        f"config provider.kind: '{kind}' is not available yet (valid: replay). "
-        "The Anthropic and OpenAI-compatible providers are tracked in issue #3."
+        f"config provider.kind: '{kind}' is not a provider "
+        "(valid: replay, anthropic, openai_compatible)"
     )

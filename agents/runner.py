@@ -1,9 +1,12 @@
-"""Calls one agent: builds its prompt, asks the provider, records provenance."""
+"""Calls one agent: builds its prompt, fits it to the context window, serves it
+from the cache or asks the provider, accounts tokens and cost, records provenance.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import time
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -11,7 +14,11 @@ from pydantic import BaseModel
 from agents import (
     code_generator,
     code_reviewer,
+    comparison_validator,
+    context_window,
     design_reviewer,
+    execution_validator,
+    physics_sanity,
     plan_reviewer,
     planner,
     prompt_adaptor,
@@ -19,10 +26,14 @@ from agents import (
     results_analyzer,
     simulation_designer,
     supervisor,
+    untrusted,
 )
+from agents.cache import cache_key
 from agents.prompt_adaptor import PromptModification
-from agents.providers import AgentRequest, Provider
-from reprolab.fileio import sha256_bytes, sha256_file
+from agents.providers import AgentRequest, Completion, InvalidOutputError, Usage
+from agents.session import AgentSession
+from reprolab.events import log_event
+from reprolab.fileio import atomic_write_json, atomic_write_text, sha256_bytes, sha256_file
 
 OUTPUT_MODELS: dict[str, type[BaseModel]] = {
     prompt_adaptor.AGENT: prompt_adaptor.PromptAdaptorOutput,
@@ -32,45 +43,213 @@ OUTPUT_MODELS: dict[str, type[BaseModel]] = {
     design_reviewer.AGENT: design_reviewer.DesignReviewerOutput,
     code_generator.AGENT: code_generator.GeneratedCode,
     code_reviewer.AGENT: code_reviewer.CodeReviewerOutput,
+    execution_validator.AGENT: execution_validator.ExecutionValidatorOutput,
+    physics_sanity.AGENT: physics_sanity.PhysicsSanityOutput,
     results_analyzer.AGENT: results_analyzer.AnalysisOutput,
+    comparison_validator.AGENT: comparison_validator.ComparisonValidatorOutput,
     supervisor.AGENT: supervisor.SupervisorOutput,
 }
+
+
+def build_request(
+    agent: str,
+    session: AgentSession,
+    stage_id: str,
+    attempt: int,
+    context: dict,
+    adaptations,
+    images,
+) -> AgentRequest:
+    prefix, user = prompts.render_parts(context)
+    return AgentRequest(
+        agent=agent,
+        paper_id=session.paper_id,
+        stage_id=stage_id,
+        attempt=attempt,
+        system=prompts.system_prompt(agent, list(adaptations)),
+        user=user,
+        cache_prefix=prefix,
+        images=tuple(str(p) for p in images),
+        model=session.model_for(agent),
+    )
+
+
+def ask_user_request(session: AgentSession, request: AgentRequest, kind: str, **payload) -> Path:
+    """Write the question a user must answer before this call can go on."""
+    path = (
+        session.out_dir
+        / "gates"
+        / f"ask_user.{request.stage_id}.{request.agent}.a{request.attempt}.request.json"
+    )
+    atomic_write_json(
+        path,
+        {
+            "kind": kind,
+            "call_id": request.call_id,
+            "stage_id": request.stage_id,
+            "agent": request.agent,
+            "created_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            **payload,
+        },
+    )
+    log_event(session.out_dir, "ask_user", f"{request.call_id}: {kind}", request=str(path))
+    return path
+
+
+def save_recording(session: AgentSession, request: AgentRequest, completion: Completion) -> Path:
+    """The replay format (docs/replay.md), so a real run becomes a regression fixture."""
+    import yaml
+
+    path = session.record_dir / request.stage_id / f"{request.agent}.a{request.attempt}.yaml"
+    body = {
+        "agent": request.agent,
+        "stage_id": request.stage_id,
+        "attempt": request.attempt,
+        "model": completion.model,
+        "usage": completion.usage.__dict__,
+        "output": completion.output.model_dump(mode="json"),
+    }
+    atomic_write_text(path, yaml.safe_dump(body, sort_keys=False, allow_unicode=True, width=100))
+    return path
 
 
 def call_agent(
     agent: str,
     *,
-    paper_id: str,
+    session: AgentSession,
     stage_id: str,
     attempt: int,
     context: dict,
-    provider: Provider,
     adaptations: list[PromptModification] = (),
     images: list[str] = (),
 ) -> dict:
     """Return the artifact `{"output": ..., "provenance": ...}` for one agent call."""
     output_model = OUTPUT_MODELS[agent]
-    request = AgentRequest(
+    provider = session.provider
+    call_id = f"{session.paper_id}/{stage_id}/{agent}/a{attempt}"
+
+    for finding in untrusted.find_injections(context):
+        log_event(
+            session.out_dir,
+            "injection_suspected",
+            f"{call_id}: instruction-like text in {finding['field']} ({finding['pattern']}); "
+            "passed on unchanged inside a data block",
+            **finding,
+        )
+
+    def measure(ctx: dict) -> int:
+        req = build_request(agent, session, stage_id, attempt, ctx, adaptations, images)
+        texts = [req.system, req.cache_prefix, req.user]
+        return context_window.estimate_tokens(texts, len(req.images))
+
+    try:
+        context, recoveries, estimate = context_window.fit_context(
+            context, measure, session.input_limit, call_id
+        )
+    except context_window.ContextOverflowError as exc:
+        req = build_request(agent, session, stage_id, attempt, context, adaptations, images)
+        ask_user_request(
+            session,
+            req,
+            "context_overflow",
+            question=str(exc),
+            estimated_tokens=exc.estimate,
+            limit_tokens=exc.limit,
+            recoveries_applied=exc.applied,
+            options=context_window.OVERFLOW_OPTIONS,
+        )
+        raise
+    for name in recoveries:
+        log_event(session.out_dir, "context_recovery", f"{call_id}: {name} (~{estimate} tokens)")
+
+    request = build_request(agent, session, stage_id, attempt, context, adaptations, images)
+    key = None
+    source = "replay" if provider.name == "replay" else "api"
+    started = time.monotonic()
+    completion = None
+    if session.cache is not None:
+        key = cache_key(provider.name, request.model, request, output_model)
+        hit = session.cache.get(key)
+        if hit is not None:
+            source = "cache"
+            completion = Completion(
+                output_model.model_validate(hit["output"]), Usage(), model=hit["model"]
+            )
+            log_event(session.out_dir, "agent_cache_hit", f"{call_id}: served from cache", key=key)
+    if completion is None:
+        session.ledger.check_budget(call_id)
+        try:
+            completion = provider.complete(request, output_model)
+        except InvalidOutputError as exc:
+            session.ledger.record(
+                call_id=call_id,
+                agent=agent,
+                stage_id=stage_id,
+                attempt=attempt,
+                provider=provider.name,
+                model=exc.model,
+                source="api_invalid",
+                usage=exc.usage,
+                requests=exc.requests,
+                seconds=time.monotonic() - started,
+            )
+            ask_user_request(
+                session,
+                request,
+                "invalid_agent_output",
+                question=str(exc),
+                problems=exc.problems,
+                raw_output=exc.raw,
+                options={
+                    "edit": "write a corrected output (it is validated against the schema)",
+                    "reject": "run the agent again with your note as feedback",
+                },
+            )
+            raise
+        if key is not None:
+            session.cache.put(
+                key,
+                {
+                    "call_id": call_id,
+                    "model": completion.model,
+                    "output": completion.output.model_dump(mode="json"),
+                    "usage": completion.usage.__dict__,
+                },
+            )
+        if session.record_dir is not None and source == "api":
+            save_recording(session, request, completion)
+    usage_entry = session.ledger.record(
+        call_id=call_id,
         agent=agent,
-        paper_id=paper_id,
         stage_id=stage_id,
         attempt=attempt,
-        system=prompts.system_prompt(agent, adaptations),
-        user=prompts.render_context(context),
-        images=tuple(str(p) for p in images),
+        provider=provider.name,
+        model=completion.model,
+        source=source,
+        usage=completion.usage,
+        requests=completion.requests,
+        seconds=time.monotonic() - started,
+        cache_key=key,
     )
-    output = provider.complete(request, output_model)
     return {
-        "output": output.model_dump(mode="json"),
+        "output": completion.output.model_dump(mode="json"),
         "provenance": {
             "agent": agent,
             "provider": provider.name,
-            "model": provider.model,
+            "model": completion.model,
+            "source": source,
             "stage_id": stage_id,
             "attempt": attempt,
-            "prompt_sha256": sha256_bytes((request.system + "\n" + request.user).encode()),
+            "prompt_sha256": sha256_bytes(
+                (request.system + "\n" + request.cache_prefix + "\n" + request.user).encode()
+            ),
             "context_sha256": sha256_bytes(json.dumps(context, sort_keys=True).encode()),
             "images": {Path(p).name: sha256_file(p) for p in request.images},
+            "estimated_prompt_tokens": estimate,
+            "context_recoveries": recoveries,
+            "usage": completion.usage.__dict__,
+            "cost_usd": usage_entry["cost_usd"],
+            "cache_key": key,
             "created_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         },
     }

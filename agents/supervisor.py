@@ -21,10 +21,26 @@ class SupervisorOutput(AgentModel):
     """Stage to go back to, with verdict backtrack_to_stage."""
 
 
-def context(plan_summary: dict, stage_status: dict, analysis: dict, progress: list) -> dict:
+def context(
+    plan_summary: dict,
+    current_stage_summary: dict,
+    analysis: dict,
+    progress: list,
+    *,
+    figure_comparisons: list[dict],
+    revision_counts: dict,
+    backtrack_suggestion: dict | None,
+    user_interactions: list[dict],
+) -> dict:
+    """Summaries only: no paper text, raw code or raw data (the seed's least context)."""
     return {
-        "plan": plan_summary,
-        "stage": stage_status,
-        "analysis": analysis,
+        "plan_summary": plan_summary,
         "progress": progress,
+        "current_stage_summary": current_stage_summary,
+        "figure_comparisons": figure_comparisons,
+        "analysis": analysis,
+        "systematic_discrepancies": analysis.get("discrepancies", []),
+        "revision_counts": revision_counts,
+        "backtrack_suggestion": backtrack_suggestion,
+        "user_interactions": user_interactions,
     }

@@ -39,11 +39,10 @@ def figures_summary(paper: Paper) -> list[dict]:
 def adapt_prompts(run: PaperRun, out_json: str | Path, out_log: str | Path) -> None:
     artifact = call_agent(
         prompt_adaptor.AGENT,
-        paper_id=run.paper_id,
         stage_id=PAPER_SCOPE,
         attempt=1,
         context=prompt_adaptor.context(run.paper_id, abstract_and_methods(run.paper.text())),
-        provider=run.provider,
+        session=run.agents,
     )
     output = prompt_adaptor.PromptAdaptorOutput.model_validate(artifact["output"])
     applied, refused = [], []
@@ -147,11 +146,10 @@ def make_plan(run: PaperRun, adaptations_path: str | Path, out_plan: str | Path)
             ctx["planner_feedback"] = feedback
         artifact = call_agent(
             planner.AGENT,
-            paper_id=run.paper_id,
             stage_id=PAPER_SCOPE,
             attempt=attempt,
             context=ctx,
-            provider=run.provider,
+            session=run.agents,
             adaptations=adaptations,
         )
         atomic_write_json(out_dir / f"plan.r{attempt}.json", artifact)
@@ -159,11 +157,10 @@ def make_plan(run: PaperRun, adaptations_path: str | Path, out_plan: str | Path)
         problems = plan_problems(plan, run.paper)
         review = call_agent(
             plan_reviewer.AGENT,
-            paper_id=run.paper_id,
             stage_id=PAPER_SCOPE,
             attempt=attempt,
             context=plan_reviewer.context(artifact["output"], figures_summary(run.paper)),
-            provider=run.provider,
+            session=run.agents,
             adaptations=adaptations,
         )
         review["code_problems"] = problems

@@ -64,7 +64,7 @@ def write_report(run, inputs, out_report) -> None:
     md: list[str] = [f"# Reproduction report: {run.paper.meta.title}", ""]
     md += [
         f"Paper id `{run.paper_id}` · domain: {run.paper.meta.domain} · "
-        f"agents: provider `{run.provider.name}`",
+        f"agents: provider `{run.agents.provider.name}`",
         "",
     ]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from agents.providers import Provider, make_provider
+from agents.session import AgentSession, agent_session
 from reprolab import thresholds as th
 from reprolab.paper import Paper
 
@@ -15,6 +15,7 @@ class Limits:
     max_design_revisions: int = th.MAX_DESIGN_REVISIONS
     max_code_revisions: int = th.MAX_CODE_REVISIONS
     max_replans: int = th.MAX_REPLANS
+    max_analysis_revisions: int = th.MAX_ANALYSIS_REVISIONS
 
 
 @dataclass(frozen=True)
@@ -22,7 +23,8 @@ class PaperRun:
     """Everything a step needs to know about one paper's run."""
 
     paper: Paper
-    provider: Provider
+    agents: AgentSession
+    """Provider, per-agent models, cache, metrics and budget of this paper's agent calls."""
     limits: Limits
     config: dict
 
@@ -54,9 +56,11 @@ def paper_run(config: dict, paper_id: str) -> PaperRun:
     entry = paper_entries(config)[paper_id]
     recordings = entry.get("recordings") or str(Path(entry["paper_dir"]) / "recordings")
     limits = Limits(**config.get("limits", {}))
+    paper = Paper(entry["paper_dir"])
+    out_dir = Path(config.get("outputs_dir", "outputs")) / paper.paper_id
     return PaperRun(
-        paper=Paper(entry["paper_dir"]),
-        provider=make_provider(config.get("provider", {}), recordings),
+        paper=paper,
+        agents=agent_session(config, paper.paper_id, out_dir, recordings),
         limits=limits,
         config=config,
     )

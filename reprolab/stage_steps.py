@@ -4,13 +4,13 @@ analysis and verdict. Each writes its artifacts atomically into the stage folder
 from __future__ import annotations
 
 import ast
+import json
 from pathlib import Path
 
 from agents import (
     code_generator,
     code_reviewer,
     design_reviewer,
-    results_analyzer,
     simulation_designer,
     supervisor,
 )
@@ -122,22 +122,20 @@ def reviewed_loop(
     for attempt in range(1, limit + 1):
         artifact = call_agent(
             author,
-            paper_id=run.paper_id,
             stage_id=stage_id,
             attempt=attempt,
             context=author_context(feedback),
-            provider=run.provider,
+            session=run.agents,
             adaptations=adaptations,
         )
         atomic_write_json(stage_dir / f"{name}.r{attempt}.json", artifact)
         problems = code_problems(artifact["output"])
         review = call_agent(
             reviewer,
-            paper_id=run.paper_id,
             stage_id=stage_id,
             attempt=attempt,
             context=reviewer_context(artifact["output"]),
-            provider=run.provider,
+            session=run.agents,
             adaptations=adaptations,
         )
         review["code_problems"] = problems
@@ -318,34 +316,21 @@ def compare_stage(run, design_path, checks_path, out_comparison) -> None:
     )
 
 
-def analyze_stage(
-    run, plan_path, comparison_path, checks_path, adaptations_path, out_analysis
-) -> None:
-    comparison = read_json(comparison_path)
-    stage = plan_stage(load_plan(plan_path), comparison["stage_id"])
-    figures = [run.paper.figure(f).model_dump() for f in stage.target_figures]
-    images = [run.paper.folder / run.paper.figure(f).image for f in stage.target_figures]
-    images += [f["overlay"] for f in comparison["figures"]]
-    artifact = call_agent(
-        results_analyzer.AGENT,
-        paper_id=run.paper_id,
-        stage_id=stage.stage_id,
-        attempt=1,
-        context=results_analyzer.context(
-            stage.model_dump(), comparison, read_json(checks_path), figures
-        ),
-        provider=run.provider,
-        adaptations=load_adaptations(adaptations_path),
-        images=[str(p) for p in images],
-    )
-    atomic_write_json(out_analysis, artifact)
-
-
-def stage_status(stage: PlanStage, checks: dict, comparison: dict) -> tuple[str, str]:
-    """Decided in code: a hard check failure or a FAILURE figure fails the stage."""
+def stage_status(
+    stage: PlanStage, checks: dict, comparison: dict, validation: dict | None = None
+) -> tuple[str, str]:
+    """Decided in code: a hard check failure, a run the validators failed, or a
+    FAILURE figure fails the stage."""
     if checks["verdict"] == "fail":
         failed = [c["name"] for c in checks["checks"] if c["status"] == "fail"]
         return "completed_failed", f"checks failed: {', '.join(failed)}"
+    if validation is not None and validation["verdict"] == "fail":
+        said = [
+            f"{k}: {validation[k]['output']['verdict']}"
+            for k in ("execution", "physics")
+            if validation[k]["output"]["verdict"] == "fail"
+        ]
+        return "completed_failed", f"run validation failed ({', '.join(said)})"
     classes = {f["figure_id"]: f["classification"] for f in comparison["figures"]}
     missing = [f for f in stage.target_figures if f not in classes]
     if missing:
@@ -354,30 +339,65 @@ def stage_status(stage: PlanStage, checks: dict, comparison: dict) -> tuple[str,
     return STATUS_BY_CLASS[overall], ", ".join(f"{k}: {v}" for k, v in classes.items())
 
 
+def revision_counts(stage_dir: Path) -> dict:
+    """Attempts used so far, counted from the attempt files kept on disk."""
+    return {
+        name: len(list(stage_dir.glob(f"{name}.r*.json")))
+        for name in ("design", "code", "analysis")
+    }
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
 def stage_verdict(
-    run, plan_path, checks_path, comparison_path, analysis_path, adaptations_path, out_verdict
+    run,
+    plan_path,
+    checks_path,
+    comparison_path,
+    analysis_path,
+    validation_path,
+    adaptations_path,
+    out_verdict,
 ):
     plan = load_plan(plan_path)
     comparison = read_json(comparison_path)
     checks = read_json(checks_path)
+    validation = read_json(validation_path)
+    analysis = read_json(analysis_path)
     stage = plan_stage(plan, comparison["stage_id"])
-    status, reason = stage_status(stage, checks, comparison)
+    status, reason = stage_status(stage, checks, comparison, validation)
     progress = [
         {"stage_id": v["stage_id"], "status": v["status"]}
         for v in map(read_json, sorted((run.out_dir / "stages").glob("*/verdict.json")))
     ]
     artifact = call_agent(
         supervisor.AGENT,
-        paper_id=run.paper_id,
         stage_id=stage.stage_id,
         attempt=1,
         context=supervisor.context(
             {"summary": plan.summary, "stages": [s.stage_id for s in plan.stages]},
-            {"stage_id": stage.stage_id, "status": status, "reason": reason},
-            read_json(analysis_path)["output"],
+            {
+                "stage_id": stage.stage_id,
+                "status": status,
+                "reason": reason,
+                "run_validation": validation["verdict"],
+                "analysis_check": analysis.get("comparison_check"),
+            },
+            analysis["output"],
             progress,
+            figure_comparisons=[
+                {"figure_id": f["figure_id"], "classification": f["classification"]}
+                for f in comparison["figures"]
+            ],
+            revision_counts=revision_counts(Path(out_verdict).parent),
+            backtrack_suggestion=validation.get("backtrack_suggestion"),
+            user_interactions=read_jsonl(run.out_dir / "user_interactions.jsonl"),
         ),
-        provider=run.provider,
+        session=run.agents,
         adaptations=load_adaptations(adaptations_path),
     )
     verdict = artifact["output"]["verdict"]

@@ -58,6 +58,23 @@ rule check_results:
         "../scripts/check_results.py"
 
 
+rule validate_run:
+    input:
+        result=f"{STAGE_OUT}/result.json",
+        checks=f"{STAGE_OUT}/checks.json",
+        code=f"{STAGE_OUT}/code.json",
+        design=f"{STAGE_OUT}/design.json",
+        plan=get_plan,
+        adaptations=f"{PAPER_OUT}/prompt_adaptations.json",
+    output:
+        validation=f"{STAGE_OUT}/run_validation.json",
+    log:
+        f"{STAGE_OUT}/logs/validate_run.log",
+    localrule: True
+    script:
+        "../scripts/validate_run.py"
+
+
 rule compare_figures:
     input:
         design=f"{STAGE_OUT}/design.json",
@@ -77,6 +94,7 @@ rule analyze:
         plan=get_plan,
         comparison=f"{STAGE_OUT}/comparison.json",
         checks=f"{STAGE_OUT}/checks.json",
+        validation=f"{STAGE_OUT}/run_validation.json",
         adaptations=f"{PAPER_OUT}/prompt_adaptations.json",
     output:
         analysis=f"{STAGE_OUT}/analysis.json",
@@ -93,6 +111,7 @@ rule stage_verdict:
         checks=f"{STAGE_OUT}/checks.json",
         comparison=f"{STAGE_OUT}/comparison.json",
         analysis=f"{STAGE_OUT}/analysis.json",
+        validation=f"{STAGE_OUT}/run_validation.json",
         adaptations=f"{PAPER_OUT}/prompt_adaptations.json",
     output:
         verdict=f"{STAGE_OUT}/verdict.json",

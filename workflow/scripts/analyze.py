@@ -1,5 +1,5 @@
+from reprolab.agent_checks import analyze_stage
 from reprolab.smk import step
-from reprolab.stage_steps import analyze_stage
 
 with step(snakemake) as run:
     analyze_stage(
@@ -7,6 +7,7 @@ with step(snakemake) as run:
         snakemake.input.plan,
         snakemake.input.comparison,
         snakemake.input.checks,
+        snakemake.input.validation,
         snakemake.input.adaptations,
         snakemake.output.analysis,
     )

@@ -8,6 +8,7 @@ with step(snakemake) as run:
         snakemake.input.checks,
         snakemake.input.comparison,
         snakemake.input.analysis,
+        snakemake.input.validation,
         snakemake.input.adaptations,
         snakemake.output.verdict,
     )

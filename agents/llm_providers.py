@@ -1,0 +1,383 @@
+"""Providers that call a model API: Anthropic (the product's default) and any
+OpenAI-compatible endpoint (vLLM, llama.cpp, Ollama, ... for sites that may not
+send unpublished papers to an outside API).
+
+Both return structured output through a forced tool call whose input schema is
+the agent's pydantic model. Invalid output is sent back with the validation
+error up to `MAX_FEEDBACK_RETRIES` times; after that a user decides (an
+ask_user gate carrying the raw output). Rate limits, overload, 5xx, timeouts
+and dropped connections back off `BACKOFF_SECONDS`; other API errors stop at
+once with the SDK's message.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import mimetypes
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import openai
+from pydantic import BaseModel, ValidationError
+
+from agents.providers import (
+    AgentRequest,
+    Completion,
+    InvalidOutputError,
+    ProviderError,
+    Usage,
+)
+from reprolab.fileio import describe_validation_error
+
+log = logging.getLogger(__name__)
+
+BACKOFF_SECONDS = (1, 2, 4, 8, 16)
+"""Waits before each retry of a transient API error (five retries)."""
+MAX_FEEDBACK_RETRIES = 3
+"""Times invalid output is sent back with the validation error before asking the user."""
+MAX_RETRY_AFTER_SECONDS = 60
+CALL_HEADER = "X-ReproLab-Call"
+"""Names the call (paper/stage/agent/attempt) for proxies, logs and the test server."""
+
+
+def tool_name(agent: str) -> str:
+    return f"submit_{agent}"
+
+
+def tool_schema(output_model: type[BaseModel]) -> dict:
+    return output_model.model_json_schema()
+
+
+@dataclass
+class Reply:
+    """One API response, reduced to what the feedback loop needs."""
+
+    arguments: Any
+    """The tool call's input (a dict), or None when the model did not call the tool."""
+    raw: Any
+    """What the model sent, for the ask_user gate when it stays invalid."""
+    usage: Usage
+    model: str
+    tool_call_id: str | None
+    assistant_message: Any
+    """The reply as a message to append when feedback is sent."""
+    parse_error: str | None = None
+    """Why the tool call's arguments could not be read, if they could not."""
+
+
+def validation_problems(output_model: type[BaseModel], reply: Reply, agent: str) -> list[str]:
+    if reply.parse_error:
+        return [reply.parse_error]
+    if reply.arguments is None:
+        return [f"answer by calling the tool `{tool_name(agent)}`; no tool call was made"]
+    try:
+        output_model.model_validate(reply.arguments)
+    except ValidationError as exc:
+        return [line.strip() for line in describe_validation_error(exc).splitlines()]
+    return []
+
+
+def image_payload(path: str) -> tuple[str, str]:
+    media = mimetypes.guess_type(path)[0] or "image/png"
+    return media, base64.standard_b64encode(Path(path).read_bytes()).decode("ascii")
+
+
+def retry_after_seconds(exc: Exception) -> float:
+    response = getattr(exc, "response", None)
+    try:
+        value = float(response.headers.get("retry-after", 0)) if response is not None else 0.0
+    except (TypeError, ValueError):
+        value = 0.0
+    return min(max(value, 0.0), MAX_RETRY_AFTER_SECONDS)
+
+
+class ApiProvider:
+    """The retry and feedback loops shared by the API providers."""
+
+    name = "api"
+    retryable: tuple[type[Exception], ...] = ()
+    sleep: Callable[[float], None] = staticmethod(time.sleep)
+
+    def __init__(self, model: str, max_output_tokens: int):
+        self.model = model
+        self.max_output_tokens = max_output_tokens
+
+    # Provider-specific parts.
+    def first_messages(self, request: AgentRequest) -> list:
+        raise NotImplementedError
+
+    def send(self, request: AgentRequest, messages: list, output_model) -> Reply:
+        raise NotImplementedError
+
+    def feedback_messages(self, reply: Reply, problems: list[str]) -> list:
+        raise NotImplementedError
+
+    # Shared loops.
+    def complete(self, request: AgentRequest, output_model: type[BaseModel]) -> Completion:
+        messages = self.first_messages(request)
+        usage, requests = Usage(), 0
+        for feedback_round in range(MAX_FEEDBACK_RETRIES + 1):
+            reply, tries = self.send_with_backoff(request, messages, output_model)
+            usage, requests = usage + reply.usage, requests + tries
+            problems = validation_problems(output_model, reply, request.agent)
+            if not problems:
+                output = output_model.model_validate(reply.arguments)
+                return Completion(output, usage, model=reply.model, requests=requests)
+            log.warning(
+                "%s: invalid output (round %d): %s",
+                request.call_id,
+                feedback_round + 1,
+                "; ".join(problems),
+            )
+            messages = messages + self.feedback_messages(reply, problems)
+        raise InvalidOutputError(
+            f"{request.call_id}: the model's output was still invalid after "
+            f"{MAX_FEEDBACK_RETRIES} rounds of feedback: {'; '.join(problems)}",
+            raw=reply.raw,
+            problems=problems,
+            usage=usage,
+            model=reply.model,
+            requests=requests,
+        )
+
+    def send_with_backoff(self, request: AgentRequest, messages: list, output_model):
+        for tries, delay in enumerate((*BACKOFF_SECONDS, None), start=1):
+            try:
+                return self.send(request, messages, output_model), tries
+            except self.retryable as exc:
+                if delay is None:
+                    raise ProviderError(
+                        f"{self.name} API: {request.call_id} failed {tries} times "
+                        f"(last: {type(exc).__name__}: {exc}); try again later"
+                    ) from None
+                wait = max(delay, retry_after_seconds(exc))
+                log.warning("%s: %s, retrying in %.0f s", request.call_id, type(exc).__name__, wait)
+                self.sleep(wait)
+            except (anthropic.APIError, openai.APIError) as exc:
+                raise ProviderError(
+                    f"{self.name} API refused {request.call_id}: {type(exc).__name__}: {exc}"
+                ) from None
+        raise AssertionError("unreachable")
+
+
+def api_key(provider_config: dict, default_env: str, required: bool) -> str:
+    env = provider_config.get("api_key_env", default_env)
+    key = os.environ.get(env, "")
+    if not key and required:
+        raise ProviderError(
+            f"config provider.kind '{provider_config.get('kind')}' needs an API key in the "
+            f"environment variable {env} (set it, or set provider.api_key_env)"
+        )
+    return key
+
+
+class AnthropicProvider(ApiProvider):
+    name = "anthropic"
+    retryable = (
+        anthropic.RateLimitError,
+        anthropic.InternalServerError,  # 5xx, including 529 overloaded
+        anthropic.APIConnectionError,  # including timeouts
+    )
+
+    def __init__(self, client: anthropic.Anthropic, model: str, max_output_tokens: int):
+        super().__init__(model, max_output_tokens)
+        self.client = client
+
+    @classmethod
+    def from_config(cls, cfg: dict) -> AnthropicProvider:
+        client = anthropic.Anthropic(
+            api_key=api_key(cfg, "ANTHROPIC_API_KEY", required=True),
+            base_url=cfg.get("base_url") or None,  # None: ANTHROPIC_BASE_URL or the API
+            timeout=float(cfg.get("timeout_s", 600)),
+            max_retries=0,  # backoff is ours, so it is logged and the same for every provider
+        )
+        return cls(client, cfg.get("model", "claude-opus-4-5"), cfg.get("max_output_tokens", 16000))
+
+    def first_messages(self, request: AgentRequest) -> list:
+        content: list[dict] = []
+        if request.cache_prefix:
+            # The paper text is the long, stable part: cache it across agents and retries.
+            content.append(
+                {
+                    "type": "text",
+                    "text": request.cache_prefix,
+                    "cache_control": {"type": "ephemeral"},
+                }
+            )
+        for path in request.images:
+            media, data = image_payload(path)
+            content.append(
+                {"type": "image", "source": {"type": "base64", "media_type": media, "data": data}}
+            )
+        content.append({"type": "text", "text": request.user})
+        return [{"role": "user", "content": content}]
+
+    def send(self, request: AgentRequest, messages: list, output_model) -> Reply:
+        name = tool_name(request.agent)
+        response = self.client.messages.create(
+            model=request.model or self.model,
+            max_tokens=self.max_output_tokens,
+            system=[
+                {"type": "text", "text": request.system, "cache_control": {"type": "ephemeral"}}
+            ],
+            messages=messages,
+            tools=[
+                {
+                    "name": name,
+                    "description": f"Submit the {request.agent} output.",
+                    "input_schema": tool_schema(output_model),
+                }
+            ],
+            tool_choice={"type": "tool", "name": name},
+            extra_headers={CALL_HEADER: request.call_id},
+        )
+        blocks = []
+        call = None
+        for block in response.content:
+            if block.type == "tool_use":
+                blocks.append(
+                    {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+                )
+                if block.name == name and call is None:
+                    call = block
+            elif block.type == "text":
+                blocks.append({"type": "text", "text": block.text})
+        u = response.usage
+        return Reply(
+            arguments=call.input if call is not None else None,
+            raw=call.input if call is not None else blocks,
+            usage=Usage(
+                input_tokens=u.input_tokens or 0,
+                output_tokens=u.output_tokens or 0,
+                cache_read_input_tokens=getattr(u, "cache_read_input_tokens", 0) or 0,
+                cache_creation_input_tokens=getattr(u, "cache_creation_input_tokens", 0) or 0,
+            ),
+            model=response.model,
+            tool_call_id=call.id if call is not None else None,
+            assistant_message={"role": "assistant", "content": blocks},
+        )
+
+    def feedback_messages(self, reply: Reply, problems: list[str]) -> list:
+        text = "The output does not validate; fix these and call the tool again:\n" + "\n".join(
+            f"- {p}" for p in problems
+        )
+        if reply.tool_call_id is None:
+            return [reply.assistant_message, {"role": "user", "content": text}]
+        result = {
+            "type": "tool_result",
+            "tool_use_id": reply.tool_call_id,
+            "is_error": True,
+            "content": text,
+        }
+        return [reply.assistant_message, {"role": "user", "content": [result]}]
+
+
+class OpenAICompatibleProvider(ApiProvider):
+    name = "openai_compatible"
+    retryable = (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError)
+
+    def __init__(self, client: openai.OpenAI, model: str, max_output_tokens: int):
+        super().__init__(model, max_output_tokens)
+        self.client = client
+
+    @classmethod
+    def from_config(cls, cfg: dict) -> OpenAICompatibleProvider:
+        if not cfg.get("base_url") or not cfg.get("model"):
+            raise ProviderError(
+                "config provider: kind 'openai_compatible' needs base_url (e.g. "
+                "http://gpu-node:8000/v1) and model (the name the server serves)"
+            )
+        client = openai.OpenAI(
+            # Local servers usually need no key; the SDK needs a non-empty string.
+            api_key=api_key(cfg, "OPENAI_API_KEY", required=False) or "not-needed",
+            base_url=cfg["base_url"],
+            timeout=float(cfg.get("timeout_s", 600)),
+            max_retries=0,
+        )
+        return cls(client, cfg["model"], cfg.get("max_output_tokens", 16000))
+
+    def first_messages(self, request: AgentRequest) -> list:
+        content: list[dict] = []
+        if request.cache_prefix:
+            content.append({"type": "text", "text": request.cache_prefix})
+        for path in request.images:
+            media, data = image_payload(path)
+            content.append(
+                {"type": "image_url", "image_url": {"url": f"data:{media};base64,{data}"}}
+            )
+        content.append({"type": "text", "text": request.user})
+        return [
+            {"role": "system", "content": request.system},
+            {"role": "user", "content": content},
+        ]
+
+    def send(self, request: AgentRequest, messages: list, output_model) -> Reply:
+        name = tool_name(request.agent)
+        response = self.client.chat.completions.create(
+            model=request.model or self.model,
+            max_tokens=self.max_output_tokens,
+            messages=messages,
+            tools=[
+                {
+                    "type": "function",
+                    "function": {
+                        "name": name,
+                        "description": f"Submit the {request.agent} output.",
+                        "parameters": tool_schema(output_model),
+                    },
+                }
+            ],
+            tool_choice={"type": "function", "function": {"name": name}},
+            extra_headers={CALL_HEADER: request.call_id},
+        )
+        message = response.choices[0].message
+        calls = [c for c in (message.tool_calls or []) if c.function.name == name]
+        arguments, raw, parse_error = None, message.content, None
+        if calls:
+            raw = calls[0].function.arguments
+            try:
+                arguments = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                parse_error = f"the tool call's arguments are not valid JSON: {exc}"
+        u = response.usage
+        cached = getattr(getattr(u, "prompt_tokens_details", None), "cached_tokens", 0) or 0
+        assistant = {"role": "assistant", "content": message.content}
+        if calls:
+            assistant["tool_calls"] = [
+                {
+                    "id": calls[0].id,
+                    "type": "function",
+                    "function": {"name": name, "arguments": calls[0].function.arguments},
+                }
+            ]
+        return Reply(
+            arguments=arguments,
+            raw=raw,
+            usage=Usage(
+                input_tokens=(u.prompt_tokens or 0) - cached if u else 0,
+                output_tokens=(u.completion_tokens or 0) if u else 0,
+                cache_read_input_tokens=cached,
+            ),
+            model=response.model or request.model or self.model,
+            tool_call_id=calls[0].id if calls else None,
+            assistant_message=assistant,
+            parse_error=parse_error,
+        )
+
+    def feedback_messages(self, reply: Reply, problems: list[str]) -> list:
+        text = "The output does not validate; fix these and call the tool again:\n" + "\n".join(
+            f"- {p}" for p in problems
+        )
+        if reply.tool_call_id is None:
+            return [reply.assistant_message, {"role": "user", "content": text}]
+        return [
+            reply.assistant_message,
+            {"role": "tool", "tool_call_id": reply.tool_call_id, "content": text},
+        ]

@@ -1,0 +1,60 @@
+"""One paper's agent settings: provider, per-agent models, cache, ledger, limits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agents.cache import AgentCache
+from agents.ledger import Ledger, parse_prices
+from agents.providers import Provider, make_provider
+
+DEFAULT_CONTEXT_WINDOW = 200_000
+
+
+@dataclass(frozen=True)
+class AgentSession:
+    paper_id: str
+    out_dir: Path
+    """The paper's results folder: events, metrics and gate requests go here."""
+    provider: Provider
+    ledger: Ledger
+    cache: AgentCache | None = None
+    """None for the replay provider: recordings are already free and deterministic."""
+    models: dict[str, str] = field(default_factory=dict)
+    """Per-agent model overrides; others use the provider's default."""
+    context_window: int = DEFAULT_CONTEXT_WINDOW
+    max_output_tokens: int = 16000
+    record_dir: Path | None = None
+    """Where real outputs are saved in the replay format (provider.record)."""
+
+    def model_for(self, agent: str) -> str:
+        return self.models.get(agent, self.provider.model)
+
+    @property
+    def input_limit(self) -> int:
+        """Tokens the prompt may use: the window minus the room kept for the answer."""
+        return self.context_window - self.max_output_tokens
+
+
+def agent_session(config: dict, paper_id: str, out_dir: Path, recordings: str | Path):
+    cfg = config.get("provider", {})
+    provider = make_provider(cfg, recordings)
+    live = provider.name != "replay"
+    outputs = Path(config.get("outputs_dir", "outputs"))
+    record_dir = None
+    if cfg.get("record"):
+        record_dir = Path(cfg.get("record_dir") or out_dir / "recordings")
+    return AgentSession(
+        paper_id=paper_id,
+        out_dir=Path(out_dir),
+        provider=provider,
+        ledger=Ledger(out_dir, parse_prices(cfg.get("prices_usd_per_mtok")), cfg.get("budget")),
+        cache=AgentCache(cfg.get("cache_dir") or outputs / ".agent_cache")
+        if live and cfg.get("cache", True)
+        else None,
+        models=dict(cfg.get("models", {})),
+        context_window=cfg.get("context_window_tokens", DEFAULT_CONTEXT_WINDOW),
+        max_output_tokens=cfg.get("max_output_tokens", 16000),
+        record_dir=record_dir,
+    )

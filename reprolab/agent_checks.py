@@ -1,0 +1,203 @@
+"""The agents that judge a run and its analysis, on top of the code's numbers.
+
+ExecutionValidator and PhysicsSanity read the run after the deterministic checks;
+ResultsAnalyzer writes the narrative and ComparisonValidator checks it against
+the recomputed numbers in a bounded loop. An agent can make a verdict stricter,
+never laxer: a deterministic failure stays a failure.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from agents import comparison_validator, execution_validator, physics_sanity, results_analyzer
+from agents.code_generator import GeneratedCode
+from agents.runner import call_agent
+from reprolab import checks as checks_mod
+from reprolab.events import log_event
+from reprolab.fileio import atomic_write_json, read_json
+from reprolab.planning import load_adaptations, load_plan
+from reprolab.stage_steps import plan_stage
+
+VERDICT_ORDER = ("pass", "warning", "fail")
+CLASS_WORDS = ("SUCCESS", "PARTIAL", "FAILURE")
+
+
+def data_file_summaries(run_dir: Path, names: list[str]) -> list[dict]:
+    """Column ranges of each output CSV: what the physics agent may see of the data."""
+    summaries = []
+    for name in names:
+        path = run_dir / name
+        if path.suffix != ".csv" or not path.is_file():
+            continue
+        try:
+            cols = checks_mod.read_numeric_csv(path)
+        except (OSError, ValueError, KeyError, IndexError) as exc:
+            summaries.append({"file": name, "error": str(exc)})
+            continue
+        summaries.append(
+            {
+                "file": name,
+                "rows": len(next(iter(cols.values()), [])),
+                "columns": {
+                    c: {"min": min(v), "max": max(v), "first": v[0], "last": v[-1]}
+                    for c, v in cols.items()
+                    if v
+                },
+            }
+        )
+    return summaries
+
+
+def combined_verdict(checks_verdict: str, agent_verdicts: list[str]) -> str:
+    """The strictest of the code's verdict and the agents' (an agent cannot relax it)."""
+    code = {"pass": "pass", "warn": "warning", "warning": "warning", "fail": "fail"}[checks_verdict]
+    return max([code, *agent_verdicts], key=VERDICT_ORDER.index)
+
+
+def validate_run(
+    run, result_path, checks_path, code_json, design_path, plan_path, adaptations_path, out
+) -> None:
+    record, checks = read_json(result_path), read_json(checks_path)
+    code = GeneratedCode.model_validate(read_json(code_json)["output"])
+    stage_id = checks["stage_id"]
+    stage = plan_stage(load_plan(plan_path), stage_id)
+    adaptations = load_adaptations(adaptations_path)
+    execution = call_agent(
+        execution_validator.AGENT,
+        stage_id=stage_id,
+        attempt=1,
+        context=execution_validator.context(
+            {**record, "stage_id": stage_id}, code.expected_outputs, checks["checks"]
+        ),
+        session=run.agents,
+        adaptations=adaptations,
+    )
+    physics = call_agent(
+        physics_sanity.AGENT,
+        stage_id=stage_id,
+        attempt=1,
+        context=physics_sanity.context(
+            stage.model_dump(),
+            run.paper.meta.domain,
+            code.code,
+            data_file_summaries(Path(result_path).parent / "run", code.expected_outputs),
+            checks["checks"],
+        ),
+        session=run.agents,
+        adaptations=adaptations,
+    )
+    agent_verdicts = [execution["output"]["verdict"], physics["output"]["verdict"]]
+    verdict = combined_verdict(checks["verdict"], agent_verdicts)
+    if checks["verdict"] == "fail" and "fail" not in agent_verdicts:
+        log_event(
+            run.out_dir,
+            "validation",
+            f"{stage_id}: agents said {agent_verdicts} but deterministic checks failed; "
+            "the failure stands",
+        )
+    atomic_write_json(
+        out,
+        {
+            "stage_id": stage_id,
+            "verdict": verdict,
+            "checks_verdict": checks["verdict"],
+            "recoverable": bool(execution["output"]["recoverable"]),
+            "fix_hint": execution["output"]["fix_hint"],
+            "backtrack_suggestion": physics["output"]["backtrack_suggestion"],
+            "execution": execution,
+            "physics": physics,
+        },
+    )
+    log_event(run.out_dir, "validation", f"{stage_id}: run validation {verdict}")
+
+
+def analysis_problems(analysis: dict, comparison: dict, target_figures: list[str]) -> list[str]:
+    """What code can tell is wrong with an analysis: missing figures, wrong classes."""
+    problems = []
+    computed = {f["figure_id"]: f["classification"] for f in comparison["figures"]}
+    narrated = {n["figure_id"]: n["narrative"] for n in analysis.get("per_figure", [])}
+    for fig in target_figures:
+        if fig not in narrated:
+            problems.append(f"no narrative for target figure '{fig}'")
+    for fig, text in narrated.items():
+        if fig not in computed:
+            problems.append(f"narrative for '{fig}', which this stage does not compare")
+            continue
+        claimed = {w for w in CLASS_WORDS if re.search(rf"\b{w}\b", text)}
+        if claimed and computed[fig] not in claimed:
+            problems.append(
+                f"{fig}: the narrative calls it {sorted(claimed)}, "
+                f"but the thresholds give {computed[fig]}"
+            )
+    return problems
+
+
+def analyze_stage(
+    run, plan_path, comparison_path, checks_path, validation_path, adaptations_path, out_analysis
+) -> None:
+    """ResultsAnalyzer ⇄ ComparisonValidator, at most `max_analysis_revisions` rounds;
+    at the limit the analysis goes to the supervisor flagged, as the seed says."""
+    comparison = read_json(comparison_path)
+    stage = plan_stage(load_plan(plan_path), comparison["stage_id"])
+    stage_dir = Path(out_analysis).parent
+    figures = [run.paper.figure(f).model_dump() for f in stage.target_figures]
+    images = [run.paper.folder / run.paper.figure(f).image for f in stage.target_figures]
+    images += [f["overlay"] for f in comparison["figures"]]
+    adaptations = load_adaptations(adaptations_path)
+    validation = read_json(validation_path)
+    feedback = None
+    limit = run.limits.max_analysis_revisions
+    for attempt in range(1, limit + 1):
+        ctx = results_analyzer.context(
+            stage.model_dump(), comparison, read_json(checks_path), figures
+        )
+        ctx["run_validation"] = {
+            k: validation[k] for k in ("verdict", "checks_verdict", "backtrack_suggestion")
+        }
+        if feedback:
+            ctx["reviewer_feedback"] = feedback
+        analysis = call_agent(
+            results_analyzer.AGENT,
+            stage_id=stage.stage_id,
+            attempt=attempt,
+            context=ctx,
+            session=run.agents,
+            adaptations=adaptations,
+            images=[str(p) for p in images],
+        )
+        atomic_write_json(stage_dir / f"analysis.r{attempt}.json", analysis)
+        problems = analysis_problems(analysis["output"], comparison, stage.target_figures)
+        check = call_agent(
+            comparison_validator.AGENT,
+            stage_id=stage.stage_id,
+            attempt=attempt,
+            context=comparison_validator.context(
+                comparison["figures"], analysis["output"], figures, problems
+            ),
+            session=run.agents,
+            adaptations=adaptations,
+            images=[str(p) for p in images],
+        )
+        check["code_problems"] = problems
+        atomic_write_json(stage_dir / f"comparison_check.r{attempt}.json", check)
+        approved = check["output"]["verdict"] == "approve" and not problems
+        if approved or attempt == limit:
+            analysis["comparison_check"] = {
+                "verdict": "approve" if approved else "needs_revision",
+                "attempts": attempt,
+                "flagged": not approved,
+                "issues": check["output"]["issues"] + problems,
+            }
+            atomic_write_json(out_analysis, analysis)
+            log_event(
+                run.out_dir,
+                "analysis",
+                f"{stage.stage_id}: analysis "
+                + (f"approved at attempt {attempt}" if approved else "flagged at the limit"),
+            )
+            return
+        feedback = "\n".join(
+            [check["output"]["feedback"]] + [f"- (checked in code) {p}" for p in problems]
+        ).strip()

@@ -1,0 +1,14 @@
+from reprolab.agent_checks import validate_run
+from reprolab.smk import step
+
+with step(snakemake) as run:
+    validate_run(
+        run,
+        snakemake.input.result,
+        snakemake.input.checks,
+        snakemake.input.code,
+        snakemake.input.design,
+        snakemake.input.plan,
+        snakemake.input.adaptations,
+        snakemake.output.validation,
+    )
