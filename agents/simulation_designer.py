@@ -38,6 +38,19 @@ class PerformanceEstimate(AgentModel):
     mpi_ranks: Annotated[int, Field(ge=1, le=4096)] = 1
 
 
+class Sweep(AgentModel):
+    """A parameter sweep: one simulation per value, run as one job-array task each."""
+
+    parameter: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=64)
+    """Name of the swept parameter (a Python identifier, e.g. `num_pairs`)."""
+    values: list[int | float | str] = Field(min_length=2, max_length=1000)
+    """The values, in order. The script reads its point from the environment:
+    REPROLAB_SWEEP_VALUE (the value as JSON), REPROLAB_SWEEP_INDEX (0-based) and
+    REPROLAB_SWEEP_PARAMETER. Each point writes the CSV outputs with the same
+    columns (one row per point is typical); ReproLab concatenates them in point
+    order into the stage's outputs."""
+
+
 class SimulationDesign(AgentModel):
     stage_id: StageId
     summary: str
@@ -63,6 +76,9 @@ class SimulationDesign(AgentModel):
     figure_outputs: list[FigureOutput] = []
     """Which output column reproduces which paper curve."""
     performance_estimate: PerformanceEstimate
+    """Runtime, memory and MPI ranks of one run (of one sweep point for a sweep)."""
+    sweep: Sweep | None = None
+    """Set for PARAMETER_SWEEP stages that run one simulation per value; None otherwise."""
     new_assumptions: list[Assumption] = []
 
 

@@ -20,7 +20,7 @@ from agents.planner import PlannerOutput, PlanStage
 from agents.runner import call_agent
 from agents.simulation_designer import SimulationDesign
 from reprolab import checks as checks_mod
-from reprolab import compare, simulate
+from reprolab import compare, sandbox, stage_run
 from reprolab import thresholds as th
 from reprolab.errors import GateError, StageBlockedError
 from reprolab.events import log_event
@@ -186,18 +186,19 @@ def design_stage(
 def code_problems(code: GeneratedCode, design: SimulationDesign) -> list[str]:
     problems = []
     try:
-        tree = ast.parse(code.code)
+        ast.parse(code.code)
     except SyntaxError as exc:
         return [f"code does not parse: line {exc.lineno}: {exc.msg}"]
     for spec in design.output_specifications:
         if spec.file not in code.expected_outputs:
             problems.append(f"expected_outputs lacks '{spec.file}' from the design")
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            fn = node.func
-            name = fn.attr if isinstance(fn, ast.Attribute) else getattr(fn, "id", "")
-            if name in {"show", "input"}:
-                problems.append(f"line {node.lineno}: blocking call {name}() is not allowed")
+    if design.sweep is not None and "REPROLAB_SWEEP_VALUE" not in code.code:
+        problems.append(
+            f"the design sweeps '{design.sweep.parameter}': the script must run one point, "
+            "reading its value from os.environ['REPROLAB_SWEEP_VALUE'] (JSON)"
+        )
+    # Network, subprocess, eval/exec, blocking calls, paths outside the stage dir.
+    problems += sandbox.static_problems(code.code)
     return problems
 
 
@@ -223,39 +224,54 @@ def generate_code(run, design_path, adaptations_path, out_code_json, out_script)
 
 
 def run_simulation(run, code_json, script, design_path, plan_path, out_result) -> None:
+    """Sandbox check, then one job (or a job array for a sweep); see reprolab.stage_run."""
     design = SimulationDesign.model_validate(read_json(design_path)["output"])
     stage = plan_stage(load_plan(plan_path), design.stage_id)
-    sim_cfg = run.config.get("simulation", {})
-    stage_dir = Path(out_result).parent
-    workdir = (stage_dir / "run").resolve()
-    workdir.mkdir(parents=True, exist_ok=True)
-    # Only this run's files may be judged: clear what an earlier attempt left.
-    for old in workdir.iterdir():
-        if old.is_file():
-            old.unlink()
-    target = workdir / "simulation.py"
-    target.write_bytes(Path(script).read_bytes())
-    job = simulate.SimulationJob(
-        script=str(target),
-        workdir=str(workdir),
-        mpi_ranks=min(design.performance_estimate.mpi_ranks, sim_cfg.get("max_mpi_ranks", 1)),
-        timeout_s=stage.runtime_budget_minutes * 60,
-        mpi_launcher=sim_cfg.get("mpi_launcher", "mpirun --oversubscribe -np {ranks}"),
-    )
-    record = simulate.submit(
-        job,
-        executor=sim_cfg.get("executor", "local"),
-        log_folder=stage_dir / "submitit",
-        slurm=sim_cfg.get("slurm"),
+    record = stage_run.run_stage(
+        design,
+        stage.runtime_budget_minutes,
+        run.config.get("simulation", {}),
+        Path(script),
+        Path(out_result).parent,
     )
     record["stage_id"] = design.stage_id
     atomic_write_json(out_result, record)
+    failure = record.get("failure")
     log_event(
         run.out_dir,
         "simulation",
-        f"{design.stage_id}: exit {record['exit_code']} in {record['runtime_seconds']} s",
+        f"{design.stage_id}: "
+        + (failure["summary"] if failure else f"ran in {record['runtime_seconds']} s"),
         job_id=record["job_id"],
     )
+
+
+def reported_band(design: SimulationDesign, run: PaperRun) -> tuple[float, float] | None:
+    """(f_min, f_max) in c/a that the stage reports: the x range of the paper's curves it
+    reproduces, when the x column is a wavelength or frequency (else None)."""
+    freqs = []
+    for fo in design.figure_outputs:
+        try:
+            xp, _ = run.paper.curve_data(fo.figure_id, fo.curve_id)
+        except Exception:  # noqa: BLE001 - a bad figure reference is design_problems' finding
+            continue
+        freqs += checks_mod.reported_frequencies(fo.x_column, list(xp), design.unit_length_um) or []
+    return (min(freqs), max(freqs)) if freqs else None
+
+
+def resolution_env_required(run: PaperRun) -> bool:
+    """Convergence reruns and quick-check mode scale the resolution through the env."""
+    cfg = run.config
+    return bool(cfg.get("checks", {}).get("convergence") or cfg.get("debug", {}).get("enabled"))
+
+
+def static_findings(design: SimulationDesign, mats: list, code: str | None, run: PaperRun):
+    """The lint's findings on a design (and its code), numbers and thresholds included."""
+    d = design.model_dump()
+    findings = lint.design_findings(d, mats, reported_band(design, run))
+    if code is not None:
+        findings += lint.code_findings(code, d, need_resolution_env=resolution_env_required(run))
+    return findings
 
 
 def run_checks(run, result_path, code_json, design_path, out_checks) -> None:

@@ -1,0 +1,245 @@
+"""The sandbox for generated simulation code, which is untrusted.
+
+Three layers, each configurable in `simulation.sandbox` of the config:
+
+1. `static_problems(code)`: AST checks before anything is submitted. A refused
+   script never runs; its reasons go back to code regeneration as problems.
+2. `runtime_guard(workdir)`: installed in every rank by `reprolab.sandbox_run`
+   before the script starts. A Python audit hook (it cannot be removed from
+   Python code) refuses writes outside the stage's run directory, sockets,
+   subprocesses and `os.system`; the process gets memory and CPU-time rlimits.
+3. `isolate_network(cmd)`: the whole local launch runs in a fresh network
+   namespace (`unshare -n`, loopback only) where the OS allows it. Under
+   `srun` the ranks must reach slurmstepd's PMIx server, so the namespace is
+   not used there and layer 2 is what blocks Python-level network access.
+
+The environment is scrubbed of secrets by `reprolab.simulate.scrubbed_env`.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+# Imports a simulation script never needs; each is a way out of the sandbox.
+FORBIDDEN_MODULES = {
+    "socket": "network access",
+    "ssl": "network access",
+    "urllib": "network access",
+    "urllib3": "network access",
+    "requests": "network access",
+    "httpx": "network access",
+    "http": "network access",
+    "ftplib": "network access",
+    "smtplib": "network access",
+    "asyncio": "network/subprocess access",
+    "subprocess": "starting other programs",
+    "multiprocessing": "starting other processes (use MPI ranks instead)",
+    "pty": "starting other programs",
+    "ctypes": "calling native code directly",
+    "cffi": "calling native code directly",
+    "importlib": "importing modules by computed name",
+    "anthropic": "the LLM API",
+    "shutil": "copying or deleting whole trees (write files with open/np.savetxt)",
+}
+# Calls refused wherever they appear (name as written: `os.system`, `eval`).
+FORBIDDEN_CALLS = {
+    "os.system": "runs a shell command",
+    "os.popen": "runs a shell command",
+    "os.chdir": "leaves the stage directory",
+    "os.fork": "starts processes",
+    "os.kill": "signals other processes",
+    "os.execv": "replaces the process",
+    "os.execvp": "replaces the process",
+    "os.execl": "replaces the process",
+    "os.execlp": "replaces the process",
+    "os.spawnl": "starts processes",
+    "os.spawnv": "starts processes",
+    "os.posix_spawn": "starts processes",
+    "os.path.expanduser": "reaches into the home directory",
+    "Path.home": "reaches into the home directory",
+    "pathlib.Path.home": "reaches into the home directory",
+    "__import__": "imports modules by computed name",
+    "compile": "compiles code from strings",
+    "eval": "evaluates code from strings",
+    "exec": "executes code from strings",
+    "input": "waits for keyboard input that never comes in a batch job",
+    "plt.show": "opens a window and blocks a batch job (use savefig)",
+    "pyplot.show": "opens a window and blocks a batch job (use savefig)",
+    "breakpoint": "stops in a debugger",
+}
+SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|AUTH)", re.IGNORECASE)
+
+
+def _dotted(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base else node.attr
+    return ""
+
+
+def path_problem(text: str) -> str | None:
+    """Why a file path literal leaves the stage directory, or None if it does not."""
+    if text.startswith(("/", "~", "\\")) or re.match(r"^[A-Za-z]:[\\/]", text):
+        return "is an absolute path outside the stage directory"
+    if ".." in re.split(r"[\\/]", text):
+        return "climbs out of the stage directory with '..'"
+    return None
+
+
+def static_problems(code: str) -> list[str]:
+    """Reasons to refuse this script, each naming the line and what to do instead."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError as exc:
+        return [f"code does not parse: line {exc.lineno}: {exc.msg}"]
+    problems: list[str] = []
+
+    def refuse(node: ast.AST, what: str) -> None:
+        problems.append(f"line {getattr(node, 'lineno', '?')}: sandbox refuses {what}")
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names = [a.name for a in node.names]
+            if isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            for name in names:
+                top = name.split(".")[0]
+                if top in FORBIDDEN_MODULES:
+                    refuse(node, f"import of '{name}' ({FORBIDDEN_MODULES[top]})")
+        elif isinstance(node, ast.Call):
+            name = _dotted(node.func)
+            short = ".".join(name.split(".")[-2:]) if "." in name else name
+            for candidate in (name, short):
+                if candidate in FORBIDDEN_CALLS:
+                    refuse(node, f"{candidate}() ({FORBIDDEN_CALLS[candidate]})")
+                    break
+            args = list(node.args) + [k.value for k in node.keywords]
+            for arg in args:
+                for text in _string_parts(arg):
+                    why = path_problem(text)
+                    if why:
+                        refuse(node, f"file path '{text}': it {why}; write into the cwd")
+                    if name.endswith(("environ.get", "getenv")) and SECRET_NAME.search(text):
+                        refuse(node, f"reading the secret-like variable '{text}'")
+        elif isinstance(node, ast.Subscript) and _dotted(node.value).endswith("environ"):
+            for text in _string_parts(node.slice):
+                if SECRET_NAME.search(text):
+                    refuse(node, f"reading the secret-like variable '{text}'")
+    return sorted(problems, key=lambda p: int(p.split(":")[0].split()[1]))
+
+
+def _string_parts(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, ast.JoinedStr):
+        return [v.value for v in node.values if isinstance(v, ast.Constant)][:1]
+    return []
+
+
+@functools.cache
+def network_isolation_available() -> tuple[bool, str]:
+    """Whether `unshare -n` with loopback up works here, and why not if it does not."""
+    unshare, ip = shutil.which("unshare"), shutil.which("ip") or "/usr/sbin/ip"
+    if not unshare:
+        return False, "no unshare command (util-linux)"
+    if not Path(ip).exists():
+        return False, "no ip command (iproute2) to bring loopback up"
+    try:
+        proc = subprocess.run(
+            [unshare, "-n", "sh", "-c", f"{ip} link set lo up"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return False, f"unshare -n failed: {exc}"
+    if proc.returncode != 0:
+        return False, f"unshare -n not permitted here: {proc.stderr.strip()[:200]}"
+    return True, "unshare -n (new network namespace, loopback only)"
+
+
+def isolate_network(cmd: list[str]) -> list[str]:
+    ip = shutil.which("ip") or "/usr/sbin/ip"
+    return ["unshare", "-n", "sh", "-c", f'{ip} link set lo up && exec "$@"', "sandbox", *cmd]
+
+
+def network_plan(mode: str, launcher_uses_srun: bool) -> tuple[bool, str]:
+    """(isolate?, reason) for network mode `auto` | `require` | `off`."""
+    if mode == "off":
+        return False, "network isolation is off in the config (simulation.sandbox.network)"
+    if launcher_uses_srun:
+        reason = (
+            "srun ranks must reach slurmstepd's PMIx server, so no network namespace; "
+            "Python-level sockets are still refused by the runtime guard"
+        )
+    else:
+        ok, reason = network_isolation_available()
+        if ok:
+            return True, reason
+    if mode == "require":
+        raise RuntimeError(
+            f"simulation.sandbox.network is 'require' but isolation is not possible: {reason}. "
+            "Set it to 'auto' to run with the runtime guard only."
+        )
+    return False, reason
+
+
+# ---------------------------------------------------------------------------
+# Runtime guard, installed inside each rank before the script runs.
+
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+_BLOCKED_EVENTS = {
+    "socket.__new__": "opening a network socket",
+    "socket.connect": "opening a network connection",
+    "socket.bind": "listening on the network",
+    "socket.getaddrinfo": "resolving a network name",
+    "urllib.Request": "a URL request",
+    "subprocess.Popen": "starting another program",
+    "os.system": "running a shell command",
+    "os.exec": "replacing the process",
+    "os.posix_spawn": "starting another program",
+    "os.spawn": "starting another program",
+    "os.fork": "forking the process",
+    "os.kill": "signalling another process",
+    "os.chdir": "leaving the stage directory",
+}
+
+
+def runtime_guard(workdir: str | Path, memory_mb: int | None, cpu_seconds: int | None) -> None:
+    """Limits and an audit hook for this process; call once, before the script."""
+    import resource
+
+    if memory_mb:
+        limit = int(memory_mb) * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    if cpu_seconds:
+        resource.setrlimit(resource.RLIMIT_CPU, (int(cpu_seconds), int(cpu_seconds) + 5))
+    root = os.path.realpath(workdir)
+    allowed_write = (root + os.sep, "/dev/null", "/dev/shm/")
+
+    def hook(event: str, args: tuple) -> None:
+        if event in _BLOCKED_EVENTS:
+            raise PermissionError(f"sandbox: {_BLOCKED_EVENTS[event]} is not allowed ({event})")
+        if event == "open" and args and isinstance(args[0], str | bytes | os.PathLike):
+            path, mode, flags = args[0], args[1], args[2]
+            writing = (mode is not None and any(c in str(mode) for c in "wax+")) or (
+                mode is None and isinstance(flags, int) and flags & _WRITE_FLAGS
+            )
+            if writing:
+                real = os.path.realpath(os.fsdecode(path))
+                if not (real + os.sep).startswith(allowed_write) and real not in allowed_write:
+                    raise PermissionError(
+                        f"sandbox: writing '{os.fsdecode(path)}' outside the stage "
+                        f"directory {root} is not allowed"
+                    )
+
+    sys.addaudithook(hook)

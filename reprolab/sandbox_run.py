@@ -1,0 +1,63 @@
+"""Entry point of one MPI rank: `python -m reprolab.sandbox_run [options] SCRIPT`.
+
+Started by the MPI launcher (or alone for one rank) in the stage's run
+directory. It records which MPI ranks saw each other (rank 0 writes
+`.mpi.json`: size, and rank/host/pid of every rank, gathered over MPI), installs
+the sandbox's runtime guard (`reprolab.sandbox.runtime_guard`) and runs the
+script as `__main__`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import runpy
+import socket
+import sys
+
+MPI_INFO_FILE = ".mpi.json"
+
+
+def record_mpi(workdir: str) -> None:
+    try:
+        from mpi4py import MPI  # initialises MPI before Meep does; Meep reuses it
+    except ImportError:
+        info = {"size": 1, "ranks": [{"rank": 0, "host": socket.gethostname()}], "mpi": None}
+    else:
+        comm = MPI.COMM_WORLD
+        me = {
+            "rank": comm.Get_rank(),
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "slurm_procid": os.environ.get("SLURM_PROCID"),
+            "slurm_step_id": os.environ.get("SLURM_STEP_ID"),
+        }
+        ranks = comm.allgather(me)
+        info = {"size": comm.Get_size(), "ranks": ranks, "mpi": MPI.Get_library_version()[:80]}
+        if comm.Get_rank() != 0:
+            return
+    with open(os.path.join(workdir, MPI_INFO_FILE), "w", encoding="utf-8") as fh:
+        json.dump(info, fh)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m reprolab.sandbox_run")
+    parser.add_argument("--memory-mb", type=int, default=0, help="address-space limit per rank")
+    parser.add_argument("--cpu-seconds", type=int, default=0, help="CPU-time limit per rank")
+    parser.add_argument("--no-guard", action="store_true", help="skip the audit hook")
+    parser.add_argument("script")
+    args = parser.parse_args(argv)
+    workdir = os.getcwd()
+    record_mpi(workdir)
+    if not args.no_guard:
+        from reprolab.sandbox import runtime_guard
+
+        runtime_guard(workdir, args.memory_mb or None, args.cpu_seconds or None)
+    sys.argv = [args.script]
+    sys.path.insert(0, workdir)
+    runpy.run_path(args.script, run_name="__main__")
+
+
+if __name__ == "__main__":
+    main()

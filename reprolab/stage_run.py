@@ -1,0 +1,295 @@
+"""One stage's simulation: resources, sandbox, a job or a job array, gathering.
+
+`run_stage` is what the `simulate` rule does: refuse the script if the sandbox's
+static checks object (no job is submitted; the reasons go back to code
+regeneration), work out the job's resources from the plan's runtime budget and
+the design's performance estimate, submit one job or, for a sweep, one job
+array (a cap on concurrent tasks), wait, gather the points' CSV outputs into
+the stage's run directory, and return the result record.
+
+A sweep point that already succeeded with the same script and value is kept:
+rerunning the rule resubmits only the failed points, each reported by index.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from agents.simulation_designer import SimulationDesign
+from reprolab import sandbox, simulate
+from reprolab.fileio import atomic_write_json, atomic_write_text, sha256_file
+
+POINT_RECORD = ".point.json"
+DEFAULT_LAUNCHER = "mpirun --oversubscribe -np {ranks}"
+
+
+@dataclass(frozen=True)
+class SandboxSettings:
+    static_checks: bool = True
+    runtime_guard: bool = True
+    network: str = "auto"
+    virtual_memory_overhead_mb: int = 1024
+
+    @classmethod
+    def from_config(cls, sim_cfg: dict) -> SandboxSettings:
+        cfg = dict(sim_cfg.get("sandbox") or {})
+        network = cfg.get("network", "auto")
+        if network not in {"auto", "require", "off"}:
+            raise ValueError(
+                f"simulation.sandbox.network is '{network}'; valid: auto, require, off"
+            )
+        return cls(
+            static_checks=bool(cfg.get("static_checks", True)),
+            runtime_guard=bool(cfg.get("runtime_guard", True)),
+            network=network,
+            virtual_memory_overhead_mb=int(cfg.get("virtual_memory_overhead_mb", 1024)),
+        )
+
+
+def resources_for(
+    design: SimulationDesign, budget_minutes: float, sim_cfg: dict
+) -> tuple[simulate.Resources, float, list[str]]:
+    """(resources, run timeout in s, notes) from the design's estimate and the plan's budget."""
+    est = design.performance_estimate
+    notes = []
+    max_ranks = int(sim_cfg.get("max_mpi_ranks", 2))
+    ranks = min(est.mpi_ranks, max_ranks)
+    if ranks < est.mpi_ranks:
+        notes.append(f"design asks {est.mpi_ranks} MPI ranks; capped at max_mpi_ranks={max_ranks}")
+    factor = float(sim_cfg.get("memory_safety_factor", 2.0))
+    lo, hi = int(sim_cfg.get("min_memory_mb", 512)), int(sim_cfg.get("max_memory_mb", 8192))
+    mem = math.ceil(est.memory_mb * factor)
+    if mem > hi:
+        notes.append(f"design estimates {est.memory_mb:g} MB; capped at max_memory_mb={hi}")
+    mem = max(lo, min(hi, mem))
+    timeout_s = float(budget_minutes) * 60
+    if est.runtime_seconds > timeout_s:
+        notes.append(
+            f"design estimates {est.runtime_seconds:g} s, over the plan's budget of "
+            f"{timeout_s:g} s; the budget is the limit"
+        )
+    return simulate.Resources(ranks, mem, math.ceil(timeout_s / 60) + 1), timeout_s, notes
+
+
+def refused_record(problems: list[str], script: Path) -> dict:
+    text = "sandbox refused the script before it ran:\n" + "\n".join(f"- {p}" for p in problems)
+    record = {
+        "command": [],
+        "exit_code": None,
+        "timed_out": False,
+        "runtime_seconds": 0.0,
+        "stdout_tail": "",
+        "stderr_tail": text,
+        "output_files": [],
+        "executor": None,
+        "job_id": None,
+        "script_sha256": sha256_file(script),
+        "sandbox_problems": problems,
+    }
+    record["failure"] = simulate.failure("sandbox_refused", "; ".join(problems[:5]), text)
+    return record
+
+
+def _clear_files(folder: Path) -> None:
+    for old in folder.iterdir():
+        if old.is_file():
+            old.unlink()
+
+
+def run_stage(
+    design: SimulationDesign,
+    budget_minutes: float,
+    sim_cfg: dict,
+    script: Path,
+    stage_dir: Path,
+) -> dict:
+    """Run the stage's script (a job, or a job array for a sweep); the result record."""
+    settings = simulate.ClusterSettings.from_config(sim_cfg)
+    box = SandboxSettings.from_config(sim_cfg)
+    workdir = (stage_dir / "run").resolve()
+    workdir.mkdir(parents=True, exist_ok=True)
+    # Only this run's files may be judged: clear what an earlier attempt left.
+    _clear_files(workdir)
+    target = workdir / "simulation.py"
+    target.write_bytes(Path(script).read_bytes())
+    if box.static_checks:
+        problems = sandbox.static_problems(target.read_text(encoding="utf-8"))
+        if problems:
+            return refused_record(problems, target)
+    resources, timeout_s, notes = resources_for(design, budget_minutes, sim_cfg)
+    launcher = sim_cfg.get("mpi_launcher", DEFAULT_LAUNCHER)
+    isolate, net_note = sandbox.network_plan(
+        box.network, resources.ranks > 1 and launcher.split()[0] == "srun"
+    )
+    if resources.ranks == 1 and settings.executor == "slurm" and box.network != "off":
+        # One rank still initialises MPI (singleton); a namespace with loopback works.
+        isolate, net_note = sandbox.network_plan(box.network, False)
+    base = dict(
+        script=str(target),
+        mpi_ranks=resources.ranks,
+        timeout_s=timeout_s,
+        mpi_launcher=launcher,
+        memory_mb=(resources.mem_mb // resources.ranks + box.virtual_memory_overhead_mb)
+        if box.runtime_guard
+        else 0,
+        sandbox=box.runtime_guard,
+        isolate_network=isolate,
+    )
+    if design.sweep is None:
+        job = simulate.SimulationJob(workdir=str(workdir), **base)
+        record = simulate.submit_all([job], settings, resources, stage_dir / "submitit")[0]
+    else:
+        record = run_sweep(design, base, settings, resources, workdir, stage_dir)
+    record.update(
+        {
+            "network_note": net_note,
+            "resource_notes": notes,
+            "performance_estimate": design.performance_estimate.model_dump(),
+            "budget_minutes": budget_minutes,
+        }
+    )
+    return record
+
+
+def point_dir(workdir: Path, index: int) -> Path:
+    return workdir / "points" / f"p{index:03d}"
+
+
+def run_sweep(design, base, settings, resources, workdir: Path, stage_dir: Path) -> dict:
+    sweep = design.sweep
+    script_sha = sha256_file(base["script"])
+    records: list[dict | None] = []
+    jobs, todo = [], []
+    for i, value in enumerate(sweep.values):
+        pdir = point_dir(workdir, i)
+        kept = _kept_point(pdir, script_sha, value)
+        records.append(kept)
+        if kept is not None:
+            continue
+        if pdir.exists():
+            shutil.rmtree(pdir)
+        pdir.mkdir(parents=True)
+        script = pdir / "simulation.py"
+        shutil.copyfile(base["script"], script)
+        env = (
+            ("REPROLAB_SWEEP_INDEX", str(i)),
+            ("REPROLAB_SWEEP_PARAMETER", sweep.parameter),
+            ("REPROLAB_SWEEP_VALUE", json.dumps(value)),
+        )
+        label = f"point {i} ({sweep.parameter}={value})"
+        jobs.append(
+            simulate.SimulationJob(
+                **{**base, "script": str(script)}, workdir=str(pdir), env=env, label=label
+            )
+        )
+        todo.append(i)
+    if jobs:
+        fresh = simulate.submit_all(jobs, settings, resources, stage_dir / "submitit")
+        for i, rec in zip(todo, fresh, strict=True):
+            rec.update(index=i, value=sweep.values[i], reused=False)
+            atomic_write_json(point_dir(workdir, i) / POINT_RECORD, rec)
+            records[i] = rec
+    return gather(design, [r for r in records if r is not None], workdir)
+
+
+def _kept_point(pdir: Path, script_sha: str, value) -> dict | None:
+    try:
+        rec = json.loads((pdir / POINT_RECORD).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if rec.get("failure") or rec.get("script_sha256") != script_sha or rec.get("value") != value:
+        return None
+    return {**rec, "reused": True}
+
+
+def gather(design: SimulationDesign, records: list[dict], workdir: Path) -> dict:
+    """One stage record from the points' records; CSV outputs concatenated in point order."""
+    sweep = design.sweep
+    failed = [r for r in records if r.get("failure")]
+    problems = []
+    for spec in design.output_specifications:
+        if not spec.file.endswith(".csv"):
+            continue
+        header, rows = None, []
+        for rec in records:
+            path = point_dir(workdir, rec["index"]) / spec.file
+            if rec.get("failure") or not path.is_file():
+                continue
+            with open(path, newline="", encoding="utf-8") as fh:
+                lines = list(csv.reader(fh))
+            if not lines:
+                continue
+            if header is None:
+                header = lines[0]
+            elif lines[0] != header:
+                problems.append(
+                    f"point {rec['index']}: {spec.file} header {lines[0]} differs from {header}"
+                )
+                continue
+            rows += [row for row in lines[1:] if row]
+        if header is not None and not failed:
+            text = "\n".join(",".join(r) for r in [header, *rows]) + "\n"
+            atomic_write_text(workdir / spec.file, text)
+    head = records[0] if records else {}
+    points = [
+        {
+            "index": r["index"],
+            "value": r["value"],
+            "label": r.get("label"),
+            "job_id": r.get("job_id"),
+            "exit_code": r.get("exit_code"),
+            "runtime_seconds": r.get("runtime_seconds"),
+            "reused": r.get("reused", False),
+            "failure": r.get("failure"),
+            "mpi": r.get("mpi"),
+            "slurm_env": r.get("slurm_env"),
+            "hostname": r.get("hostname"),
+        }
+        for r in records
+    ]
+    failure = None
+    if failed:
+        first = failed[0]["failure"]
+        which = ", ".join(f"{r['index']} ({sweep.parameter}={r['value']})" for r in failed)
+        failure = {
+            **first,
+            "summary": f"{len(failed)} of {len(records)} sweep points failed: {which}. "
+            f"First: {first['summary']}. Rerunning the rule resubmits only these points.",
+            "failed_points": [r["index"] for r in failed],
+        }
+    failed_tails = [
+        f"--- {r.get('label')}: {r['failure']['summary']}\n{r.get('stderr_tail', '')[-800:]}"
+        for r in failed
+    ]
+    runtimes = [r.get("runtime_seconds") or 0 for r in records if not r.get("reused")]
+    return {
+        "command": head.get("command"),
+        "exit_code": next((r.get("exit_code") for r in failed), 0) if records else None,
+        "timed_out": any(r.get("timed_out") for r in records),
+        "runtime_seconds": round(sum(runtimes), 3),
+        "stdout_tail": "\n".join(
+            f"--- {r.get('label')}\n{r.get('stdout_tail', '')[-300:]}" for r in records
+        )[-simulate.TAIL_CHARS :],
+        "stderr_tail": "\n".join(failed_tails)[-simulate.TAIL_CHARS :],
+        "output_files": simulate.collect_outputs(workdir, "simulation.py"),
+        "executor": head.get("executor"),
+        "job_id": head.get("array_job_id") or head.get("job_id"),
+        "array_job_id": head.get("array_job_id"),
+        "mpi_ranks": head.get("mpi_ranks"),
+        "timeout_s": head.get("timeout_s"),
+        "resources": head.get("resources"),
+        "script_sha256": head.get("script_sha256"),
+        "sweep": {
+            "parameter": sweep.parameter,
+            "values": sweep.values,
+            "failed_points": [r["index"] for r in failed],
+            "gather_problems": problems,
+        },
+        "points": points,
+        "failure": failure,
+    }
