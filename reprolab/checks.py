@@ -14,6 +14,7 @@ from pathlib import Path
 
 from reprolab import knowledge
 from reprolab import thresholds as th
+from reprolab.fileio import atomic_write_text
 
 NAN_LOG_PATTERN = "fields are NaN or Inf"
 
@@ -114,11 +115,10 @@ def read_run_log(record: dict, workdir: Path) -> tuple[str, str]:
     """The run's full stdout and stderr (the record keeps only their tails)."""
     texts = []
     for name, key in (("stdout.txt", "stdout_tail"), ("stderr.txt", "stderr_tail")):
-        path = workdir / name
-        try:
-            texts.append(path.read_text(encoding="utf-8", errors="replace"))
-        except OSError:
-            texts.append(record.get(key, ""))
+        # a sweep's points each have their own log under points/pNNN/
+        paths = [workdir / name] + sorted(workdir.glob(f"points/*/{name}"))
+        found = [p.read_text(encoding="utf-8", errors="replace") for p in paths if p.is_file()]
+        texts.append("\n".join(found) if found else record.get(key, ""))
     return texts[0], texts[1]
 
 
@@ -368,3 +368,20 @@ def summarise(checks: list[Check], lossless: bool, log: str = "") -> dict:
     if verdict == "fail":
         out["fix_hints"] = knowledge.fix_hints(log)
     return out
+
+
+def write_diagnosis(result: dict, record: dict, workdir: Path, stage_dir: Path) -> Path | None:
+    """diagnosis.html in the stage folder for the first matching knowledge/diagnoses.yaml
+    entry (searched in the failed checks' names and the run's log), or None."""
+    failed = [c for c in result["checks"] if c["status"] == "fail"]
+    stdout, stderr = read_run_log(record, workdir)
+    diag = knowledge.diagnose([c["name"] for c in failed] + [stdout + "\n" + stderr])
+    if diag is None:
+        return None
+    page = knowledge.diagnosis_html(
+        diag,
+        stage_id=result.get("stage_id", stage_dir.name),
+        failed=failed,
+        log_tail=(stdout[-1500:] + "\n" + stderr[-1500:]),
+    )
+    return atomic_write_text(stage_dir / "diagnosis.html", page)

@@ -53,18 +53,15 @@ def source_band(design: dict) -> tuple[float, float]:
 
 
 def design_findings(
-    design: dict, materials: list[dict], band_um: tuple[float, float] | None = None
+    design: dict, materials: list[dict], band: tuple[float, float] | None = None
 ) -> list[Check]:
     """Resolution in pixels per wavelength and PML thickness of a design.
 
-    `band_um` is the reported wavelength band in µm when known (the figures' x range);
-    otherwise the source band is used, which is conservative (shorter λ_min).
+    `band` is the reported frequency band (f_min, f_max) in c/a when known (the paper
+    figures' x range); otherwise the source band is used, which is conservative.
     """
     findings = []
-    a_um = design.get("unit_length_um", 1.0)
-    f_lo, f_hi = source_band(design)
-    if band_um:
-        f_lo, f_hi = a_um / band_um[1], a_um / band_um[0]
+    f_lo, f_hi = band if band else source_band(design)
     lam_min, lam_max = 1 / f_hi, 1 / f_lo  # in units of a
     res = design["resolution"]
     indices = {m["material_id"]: material_max_index(m) for m in materials}

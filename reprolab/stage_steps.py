@@ -20,7 +20,7 @@ from agents.planner import PlannerOutput, PlanStage
 from agents.runner import call_agent
 from agents.simulation_designer import SimulationDesign
 from reprolab import checks as checks_mod
-from reprolab import compare, sandbox, stage_run
+from reprolab import compare, lint, sandbox, stage_run
 from reprolab import thresholds as th
 from reprolab.errors import GateError, StageBlockedError
 from reprolab.events import log_event
@@ -174,8 +174,9 @@ def design_stage(
             stage.model_dump(), assumptions, mats, figures, fb
         ),
         reviewer_context=lambda out: design_reviewer.context(stage.model_dump(), out, mats),
-        code_problems=lambda out: design_problems(
-            SimulationDesign.model_validate(out), stage, run, mats
+        code_problems=lambda out: (
+            design_problems(SimulationDesign.model_validate(out), stage, run, mats)
+            + lint.problems(static_findings(SimulationDesign.model_validate(out), mats, None, run))
         ),
         name="design",
     )
@@ -216,7 +217,10 @@ def generate_code(run, design_path, adaptations_path, out_code_json, out_script)
         limit=run.limits.max_code_revisions,
         author_context=lambda fb: code_generator.context(design_art["output"], mats, fb),
         reviewer_context=lambda out: code_reviewer.context(design_art["output"], out["code"], mats),
-        code_problems=lambda out: code_problems(GeneratedCode.model_validate(out), design),
+        code_problems=lambda out: (
+            code_problems(GeneratedCode.model_validate(out), design)
+            + lint.problems(static_findings(design, mats, out["code"], run))
+        ),
         name="code",
     )
     atomic_write_text(out_script, artifact["output"]["code"])
@@ -275,16 +279,27 @@ def static_findings(design: SimulationDesign, mats: list, code: str | None, run:
 
 
 def run_checks(run, result_path, code_json, design_path, out_checks) -> None:
+    """Run-time checks plus the static lint, one checks.json; a diagnosis page on failure."""
     record = read_json(result_path)
     design_art = read_json(design_path)
     design = SimulationDesign.model_validate(design_art["output"])
     code = GeneratedCode.model_validate(read_json(code_json)["output"])
     by_id = {m["material_id"]: m for m in design_art["materials"]}
     lossless = all(by_id.get(m, {}).get("lossless", True) for m in design.materials)
+    workdir = Path(result_path).parent / "run"
     result = checks_mod.run_checks(
-        record, Path(result_path).parent / "run", code.expected_outputs, lossless
+        record,
+        workdir,
+        code.expected_outputs,
+        lossless,
+        design=design_art["output"],
+        static=static_findings(design, design_art["materials"], code.code, run),
     )
     result["stage_id"] = design.stage_id
+    if result["verdict"] == "fail":
+        page = checks_mod.write_diagnosis(result, record, workdir, Path(out_checks).parent)
+        if page:
+            result["diagnosis"] = str(page)
     atomic_write_json(out_checks, result)
 
 
