@@ -255,7 +255,7 @@ def gather(design: SimulationDesign, records: list[dict], workdir: Path) -> dict
     failure = None
     if failed:
         first = failed[0]["failure"]
-        which = ", ".join(f"{r['index']} ({sweep.parameter}={r['value']})" for r in failed)
+        which = ", ".join(f"point {r['index']} ({sweep.parameter}={r['value']})" for r in failed)
         failure = {
             **first,
             "summary": f"{len(failed)} of {len(records)} sweep points failed: {which}. "
