@@ -9,6 +9,9 @@ configfile: "config/config.yaml"
 validate(config, "workflow/schemas/config.schema.yaml")
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/plan.smk"
 include: "workflow/rules/stages.smk"
@@ -19,4 +22,4 @@ include: "workflow/rules/report.smk"
 rule all:
     default_target: True
     input:
-        expand(f"{OUT}/{{paper}}/REPRODUCTION_REPORT_{{paper}}.md", paper=PAPERS),
+        all_targets(),

@@ -12,6 +12,7 @@ import shutil
 from collections import Counter
 from pathlib import Path
 
+from reprolab import report_html
 from reprolab import thresholds as th
 from reprolab.fileio import atomic_write_text, read_json
 from reprolab.planning import load_plan
@@ -39,7 +40,7 @@ def overall_classification(figure_classes: list[str]) -> str:
     return th.worst(figure_classes) if figure_classes else "FAILURE"
 
 
-def write_report(run, inputs, out_report) -> None:
+def write_report(run, inputs, out_report, out_html=None) -> None:
     out_report = Path(out_report)
     out_dir = out_report.parent
     assets = out_dir / "report_assets"
@@ -51,6 +52,7 @@ def write_report(run, inputs, out_report) -> None:
     analyses = {a["output"]["stage_id"]: a["output"] for a in map(read_json, inputs.analyses)}
     results = {r["stage_id"]: r for r in map(read_json, inputs.results)}
     designs = {d["stage_id"]: d for d in (read_json(p)["output"] for p in inputs.designs)}
+    checks_by_stage = {c["stage_id"]: c for c in map(read_json, getattr(inputs, "checks", []))}
 
     figure_rows = []  # (figure_id, stage_id, fig_result)
     for stage in plan.stages:
@@ -141,10 +143,9 @@ def write_report(run, inputs, out_report) -> None:
             "",
             f"Stage `{stage_id}` · classification **{fig['classification']}**",
             "",
-            "| paper | reproduction overlaid on the paper's digitized data |",
-            "|---|---|",
-            f"| ![{fig_id} in the paper]({_rel(paper_img, out_dir)}) | "
-            f"![{fig_id} overlay]({_rel(fig['overlay'], out_dir)}) |",
+            *side_by_side(
+                fig_id, paper_img, own_plot(designs[stage_id], stage_dir_of(fig)), fig, out_dir
+            ),
             "",
             *table_header(
                 "curve",
@@ -167,6 +168,7 @@ def write_report(run, inputs, out_report) -> None:
                 f"{_fmt(c['metrics']['feature_shift_rel'], '%')} | "
                 f"{matched}/{len(feats)} | {cls} |"
             )
+        md += feature_table(fig)
         narrative = next(
             (n["narrative"] for n in analyses[stage_id]["per_figure"] if n["figure_id"] == fig_id),
             "",
@@ -227,6 +229,9 @@ def write_report(run, inputs, out_report) -> None:
         f"{counts['FAILURE']} FAILURE). Numbers above are computed by code from the simulation "
         "outputs and the paper's digitized data; prose is the agents'.",
         "",
+        *checks_section(checks_by_stage, out_dir),
+        *convergence_section(out_dir),
+        *cost_section(out_dir, results),
         "## Gate decisions",
         "",
     ]
@@ -242,4 +247,157 @@ def write_report(run, inputs, out_report) -> None:
                 + f" — {entry['impact']}"
             )
     md.append("")
-    atomic_write_text(out_report, "\n".join(md))
+    text = "\n".join(md)
+    atomic_write_text(out_report, text)
+    if out_html:
+        atomic_write_text(
+            out_html,
+            report_html.markdown_to_html(text, out_dir, f"Reproduction report: {run.paper_id}"),
+        )
+
+
+def stage_dir_of(fig: dict) -> Path:
+    return Path(fig["overlay"]).parent
+
+
+def own_plot(design: dict, stage_dir: Path) -> Path | None:
+    """The simulation's own plot (the first PNG among the design's outputs), if written."""
+    for spec in design.get("output_specifications", []):
+        path = stage_dir / "run" / spec["file"]
+        if spec["file"].endswith(".png") and path.is_file():
+            return path
+    return None
+
+
+def side_by_side(fig_id, paper_img: Path, own: Path | None, fig: dict, out_dir: Path) -> list[str]:
+    cols = [("paper", f"![{fig_id} in the paper]({_rel(paper_img, out_dir)})")]
+    if own is not None:
+        cols.append(
+            (
+                "reproduction (the simulation's plot)",
+                f"![{fig_id} reproduced]({_rel(own, out_dir)})",
+            )
+        )
+    cols.append(
+        (
+            "overlay on the paper's digitized data",
+            f"![{fig_id} overlay]({_rel(fig['overlay'], out_dir)})",
+        )
+    )
+    return [*table_header(*(c[0] for c in cols)), "| " + " | ".join(c[1] for c in cols) + " |"]
+
+
+def feature_table(fig: dict) -> list[str]:
+    """Matched peaks/dips: positions, relative shift and widths at half prominence."""
+    rows = [(c["curve_id"], f) for c in fig["curves"] for f in c.get("features", [])]
+    if not rows:
+        return []
+    md = [
+        "",
+        *table_header(
+            "curve",
+            "feature",
+            "x paper",
+            "x reproduced",
+            "shift (rel.)",
+            "width paper",
+            "width reproduced",
+        ),
+    ]
+    for curve_id, f in rows:
+        md.append(
+            f"| {curve_id} | {f['kind']} | {_fmt(f['x_paper'], '.5g')} | "
+            f"{_fmt(f['x_sim'], '.5g')} | {_fmt(f['shift_rel'], '%')} | "
+            f"{_fmt(f.get('width_paper'))} | {_fmt(f.get('width_sim'))} |"
+        )
+    return md
+
+
+def _value(v) -> str:
+    return _fmt(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else "–"
+
+
+def checks_section(checks_by_stage: dict, out_dir: Path) -> list[str]:
+    """Every stage's deterministic checks: verdict, and each check not passed with its
+    number and threshold (PHYSICS_CHECKS.md)."""
+    if not checks_by_stage:
+        return []
+    md = ["## Physics and execution checks", ""]
+    md += table_header("stage", "verdict", "checks passed", "warnings and failures")
+    for sid, c in checks_by_stage.items():
+        bad = [x for x in c["checks"] if x["status"] != "pass"]
+        passed = len(c["checks"]) - len(bad)
+        notes = "; ".join(
+            f"**{x['status']}** `{x['name']}` = {_value(x['value'])} "
+            f"({x['threshold'] or x['detail'][:80]})"
+            for x in bad
+        )
+        if c.get("diagnosis"):
+            notes += f"; diagnosis: {_rel(c['diagnosis'], out_dir)}"
+        md.append(f"| {sid} | {c['verdict']} | {passed}/{len(c['checks'])} | {notes or '–'} |")
+    md += ["", "A check that fails fails its stage; no agent verdict overrides it.", ""]
+    return md
+
+
+def convergence_section(out_dir: Path) -> list[str]:
+    files = sorted(out_dir.glob("stages/*/convergence.json"))
+    if not files:
+        return []
+    md = ["## Convergence (rerun at twice the resolution)", ""]
+    md += table_header(
+        "stage", "quantity", "value at N", "value at 2N", "estimated error (Richardson)", "status"
+    )
+    for path in files:
+        conv = read_json(path)
+        for q in conv.get("quantities", []):
+            md.append(
+                f"| {conv['stage_id']} | {q['name']} | {_fmt(q['value_n'], '.6g')} | "
+                f"{_fmt(q['value_2n'], '.6g')} | {_fmt(q['error_estimate'])} | {q['status']} |"
+            )
+        if conv.get("note"):
+            md.append(f"| {conv['stage_id']} | – | – | – | – | {conv['note']} |")
+    md += [
+        "",
+        f"Estimated discretisation error of the N run = \\|q(2N) − q(N)\\| / "
+        f"{th.CONVERGENCE_RICHARDSON_DIVISOR:g} (second-order scheme); warn above "
+        f"{th.CONVERGENCE_TOLERANCE:g} relative.",
+        "",
+    ]
+    return md
+
+
+def read_metrics(out_dir: Path) -> list[dict]:
+    path = out_dir / "metrics.jsonl"
+    if not path.is_file():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if line:
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+    return out
+
+
+def cost_section(out_dir: Path, results: dict) -> list[str]:
+    """Agent tokens and cost (metrics.jsonl, one JSON per agent call) and simulation time."""
+    metrics = read_metrics(out_dir)
+    md = ["## Cost and runtime", ""]
+    md += table_header("item", "value")
+    tin = sum(int(m.get("input_tokens") or 0) for m in metrics)
+    tout = sum(int(m.get("output_tokens") or 0) for m in metrics)
+    cost = sum(float(m.get("cost_usd") or 0) for m in metrics)
+    md += [
+        f"| agent calls recorded | {len(metrics)} |",
+        f"| input / output tokens | {tin} / {tout} |",
+        f"| agent cost | {cost:.4f} USD |",
+    ]
+    for sid, r in results.items():
+        md.append(f"| simulation {sid} | {r.get('runtime_seconds', 0):.1f} s |")
+    total = sum(r.get("runtime_seconds") or 0 for r in results.values())
+    md += [f"| simulation total | {total:.1f} s |", ""]
+    if not metrics:
+        md += ["No metrics.jsonl: agent calls were not metered in this run.", ""]
+    return md

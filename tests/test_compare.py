@@ -151,3 +151,35 @@ def test_narrative_mismatches():
     # structured claims
     assert compare.narrative_mismatches({"fig1/T.rms_abs": 0.02}, comparison) == []
     assert compare.narrative_mismatches({"fig1/T.rms_abs": 0.05}, comparison)
+
+
+def test_richardson_estimate_by_hand(tmp_path):
+    from reprolab import convergence
+
+    # q(N) = 1.03, q(2N) = 1.0075 → error of N ≈ 0.0225 / 3 = 0.0075 (0.744 % of q(2N))
+    err, rel = convergence.richardson(1.03, 1.0075)
+    assert err == pytest.approx(0.0075)
+    assert rel == pytest.approx(0.0075 / 1.0075)
+    # a peak that moves from x = 1.01 to 1.0 between N and 2N
+    x = np.linspace(0.5, 1.5, 1001)
+    for folder, x0 in (("n", 1.01), ("2n", 1.0)):
+        (tmp_path / folder).mkdir()
+        y = np.exp(-(((x - x0) / 0.05) ** 2))
+        np.savetxt(
+            tmp_path / folder / "s.csv",
+            np.column_stack([x, y]),
+            delimiter=",",
+            header="wavelength_um,T",
+            comments="",
+        )
+    fo = {
+        "figure_id": "f",
+        "curve_id": "T",
+        "file": "s.csv",
+        "x_column": "wavelength_um",
+        "y_column": "T",
+    }
+    qs = convergence.quantities([fo], tmp_path / "n", tmp_path / "2n")
+    pos = next(q for q in qs if q["name"].endswith("position"))
+    assert pos["error_estimate"] == pytest.approx(0.01 / 3, rel=1e-3)
+    assert pos["status"] == "pass"

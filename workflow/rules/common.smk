@@ -1,8 +1,17 @@
 import json
+import os
 from pathlib import Path
 
 from reprolab.settings import paper_entries
 
+DEBUG = config.get("debug", {}).get("enabled", False)
+if DEBUG:
+    # A quick check never stands in for a full run's files: its own tree, lower resolution.
+    config["outputs_dir"] = f"{config.get('outputs_dir', 'outputs')}/debug"
+    os.environ["REPROLAB_RESOLUTION_SCALE"] = str(
+        config["debug"].get("resolution_factor", 0.5)
+    )
+CONVERGENCE = config.get("checks", {}).get("convergence", False)
 PAPERS = paper_entries(config)
 OUT = config.get("outputs_dir", "outputs")
 PAPER_OUT = f"{OUT}/{{paper}}"
@@ -86,4 +95,29 @@ def get_report_inputs(wildcards):
         "analyses": [stage_file(wildcards, s, "analysis.json") for s in stages],
         "results": [stage_file(wildcards, s, "result.json") for s in stages],
         "designs": [stage_file(wildcards, s, "design.json") for s in stages],
+        "checks": [stage_file(wildcards, s, "checks.json") for s in stages],
+        "convergence": [
+            stage_file(wildcards, s["stage_id"], "convergence.json")
+            for s in plan_stages(wildcards)
+            if CONVERGENCE and s["stage_type"] != "MATERIAL_VALIDATION"
+        ],
     }
+
+
+def get_debug_inputs(wildcards):
+    """Stage 0 and the first simulation stage only (quick-check mode)."""
+    stages = [s["stage_id"] for s in plan_stages(wildcards)][:2]
+    return {
+        "plan": get_plan(wildcards),
+        "validated": f"{OUT}/{wildcards.paper}/validated_materials.json",
+        "checks": [stage_file(wildcards, s, "checks.json") for s in stages],
+        "designs": [stage_file(wildcards, s, "design.json") for s in stages],
+        "comparison": stage_file(wildcards, stages[-1], "comparison.json"),
+    }
+
+
+def all_targets():
+    """The report per paper, or the quick-check summary in debug mode."""
+    if DEBUG:
+        return expand(f"{OUT}/{{paper}}/debug_summary.json", paper=PAPERS)
+    return expand(f"{OUT}/{{paper}}/REPRODUCTION_REPORT_{{paper}}.md", paper=PAPERS)

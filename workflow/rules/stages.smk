@@ -50,7 +50,11 @@ rule check_results:
         code=f"{STAGE_OUT}/code.json",
         design=f"{STAGE_OUT}/design.json",
     output:
-        checks=f"{STAGE_OUT}/checks.json",
+        checks=report(
+            f"{STAGE_OUT}/checks.json",
+            caption="../report/checks.rst",
+            category="Checks",
+        ),
     log:
         f"{STAGE_OUT}/logs/check_results.log",
     localrule: True
@@ -81,7 +85,11 @@ rule compare_figures:
         checks=f"{STAGE_OUT}/checks.json",
         paper=get_paper_files,
     output:
-        comparison=f"{STAGE_OUT}/comparison.json",
+        comparison=report(
+            f"{STAGE_OUT}/comparison.json",
+            caption="../report/comparison.rst",
+            category="Comparisons",
+        ),
     log:
         f"{STAGE_OUT}/logs/compare_figures.log",
     localrule: True
@@ -120,3 +128,19 @@ rule stage_verdict:
     localrule: True
     script:
         "../scripts/stage_verdict.py"
+
+
+rule convergence:
+    input:
+        design=f"{STAGE_OUT}/design.json",
+        code=f"{STAGE_OUT}/code.json",
+        script=f"{STAGE_OUT}/simulation.py",
+        checks=f"{STAGE_OUT}/checks.json",
+        plan=get_plan,
+    output:
+        convergence=f"{STAGE_OUT}/convergence.json",
+    log:
+        f"{STAGE_OUT}/logs/convergence.log",
+    localrule: True
+    script:
+        "../scripts/convergence.py"

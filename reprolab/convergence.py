@@ -1,0 +1,101 @@
+"""Convergence option: rerun a stage at twice the resolution and estimate the error.
+
+The generated script multiplies its resolution by `REPROLAB_RESOLUTION_SCALE` (the
+lint asks for it when `checks.convergence` is on). The rerun goes through the same
+simulation machinery into `<stage>/convergence_2x/`; the estimate compares feature
+positions and values, not pointwise spectra (PHYSICS_CHECKS.md row 15): for a
+second-order scheme the N run's error is about |q(2N) − q(N)| / 3.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+
+from reprolab import compare
+from reprolab import thresholds as th
+from reprolab.checks import read_numeric_csv
+from reprolab.fileio import atomic_write_json, read_json
+from reprolab.lint import RESOLUTION_SCALE_ENV
+
+
+def richardson(q_n: float, q_2n: float) -> tuple[float, float]:
+    """(absolute, relative) estimated discretisation error of the N result."""
+    err = abs(q_2n - q_n) / th.CONVERGENCE_RICHARDSON_DIVISOR
+    return err, err / abs(q_2n) if q_2n else math.inf
+
+
+def quantities(figure_outputs: list[dict], run_n: Path, run_2n: Path) -> list[dict]:
+    """Feature positions and values of every reproduced curve at N and 2N."""
+    out = []
+    for fo in figure_outputs:
+        try:
+            a, b = read_numeric_csv(run_n / fo["file"]), read_numeric_csv(run_2n / fo["file"])
+            xa, ya = np.asarray(a[fo["x_column"]]), np.asarray(a[fo["y_column"]])
+            xb, yb = np.asarray(b[fo["x_column"]]), np.asarray(b[fo["y_column"]])
+        except (OSError, KeyError, IndexError) as exc:
+            out.append({"name": f"{fo['file']}", "error": str(exc)})
+            continue
+        order_a, order_b = np.argsort(xa), np.argsort(xb)
+        xa, ya, xb, yb = xa[order_a], ya[order_a], xb[order_b], yb[order_b]
+        prom = compare.FEATURE_PROMINENCE * (float(np.ptp(yb)) or 1.0)
+        fa, fb = compare.find_features(xa, ya, prom), compare.find_features(xb, yb, prom)
+        label = f"{fo['figure_id']}/{fo['curve_id']}"
+        for i, f2 in enumerate(fb):
+            same = [f for f in fa if f["kind"] == f2["kind"]]
+            if not same:
+                continue
+            f1 = min(same, key=lambda f: abs(f["x"] - f2["x"]))
+            for what, word in (("x", "position"), ("y", "value")):
+                err, rel = richardson(f1[what], f2[what])
+                out.append(
+                    {
+                        "name": f"{label} {f2['kind']} {i} {word}",
+                        "value_n": f1[what],
+                        "value_2n": f2[what],
+                        "error_estimate": err,
+                        "relative": rel,
+                        "status": "warn" if rel > th.CONVERGENCE_TOLERANCE else "pass",
+                    }
+                )
+    return out
+
+
+def run_convergence(run, design_path, code_json, plan_path, out_json) -> None:
+    """The `convergence` rule: the 2x rerun and the estimate (convergence.json)."""
+    from agents.simulation_designer import SimulationDesign
+    from reprolab import stage_run
+    from reprolab.planning import load_plan
+    from reprolab.stage_steps import plan_stage
+
+    design = SimulationDesign.model_validate(read_json(design_path)["output"])
+    code = read_json(code_json)["output"]["code"]
+    stage_dir = Path(out_json).parent
+    result = {"stage_id": design.stage_id, "scale": 2, "quantities": [], "note": ""}
+    if RESOLUTION_SCALE_ENV not in code:
+        result["note"] = f"the script ignores {RESOLUTION_SCALE_ENV}: no 2x rerun possible"
+    elif not design.figure_outputs:
+        result["note"] = "the stage reproduces no curve: nothing to compare"
+    else:
+        stage = plan_stage(load_plan(plan_path), design.stage_id)
+        os.environ[RESOLUTION_SCALE_ENV] = "2"
+        record = stage_run.run_stage(
+            design,
+            stage.runtime_budget_minutes * 4,  # 2x resolution: ~4x (1D) to 16x (3D) the time
+            run.config.get("simulation", {}),
+            stage_dir / "simulation.py",
+            stage_dir / "convergence_2x",
+        )
+        result["runtime_seconds"] = record.get("runtime_seconds")
+        if record.get("failure") or record.get("exit_code"):
+            result["note"] = f"the 2x rerun failed: {record.get('failure') or record['exit_code']}"
+        else:
+            result["quantities"] = quantities(
+                [fo.model_dump() for fo in design.figure_outputs],
+                stage_dir / "run",
+                stage_dir / "convergence_2x" / "run",
+            )
+    atomic_write_json(out_json, result)
