@@ -88,10 +88,18 @@ def context(
     materials: list,
     figures: list[dict],
     reviewer_feedback: str | None,
+    *,
+    extracted_parameters: list[dict] = (),
+    paper_domain: str = "",
 ) -> dict:
+    """The stage, its numbers and materials; the target figures' metadata (ids,
+    axes, curves: needed to map outputs to curves), never their images or the
+    paper's text."""
     ctx = {
         "current_stage": plan_stage,
         "assumptions": assumptions,
+        "extracted_parameters": list(extracted_parameters),
+        "paper_domain": paper_domain,
         "materials": materials,
         "target_figures": figures,
     }

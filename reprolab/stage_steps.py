@@ -171,7 +171,13 @@ def design_stage(
         reviewer=design_reviewer.AGENT,
         limit=run.limits.max_design_revisions,
         author_context=lambda fb: simulation_designer.context(
-            stage.model_dump(), assumptions, mats, figures, fb
+            stage.model_dump(),
+            assumptions,
+            mats,
+            figures,
+            fb,
+            extracted_parameters=[p.model_dump() for p in plan.extracted_parameters],
+            paper_domain=run.paper.meta.domain,
         ),
         reviewer_context=lambda out: design_reviewer.context(stage.model_dump(), out, mats),
         code_problems=lambda out: (
@@ -401,9 +407,11 @@ def stage_verdict(
     analysis = read_json(analysis_path)
     stage = plan_stage(plan, comparison["stage_id"])
     status, reason = stage_status(stage, checks, comparison, validation)
+    # Other stages only: a rerun must not see this stage's previous verdict.
     progress = [
         {"stage_id": v["stage_id"], "status": v["status"]}
         for v in map(read_json, sorted((run.out_dir / "stages").glob("*/verdict.json")))
+        if v["stage_id"] != stage.stage_id
     ]
     artifact = call_agent(
         supervisor.AGENT,

@@ -1,4 +1,5 @@
 import pytest
+import yaml
 
 from agents.planner import PlannerOutput
 from agents.providers import AgentRequest, RecordingError, ReplayProvider
@@ -49,17 +50,43 @@ def test_every_example_recording_validates():
         provider.complete(request(agent, path.parent.name, int(attempt)), OUTPUT_MODELS[agent])
 
 
-def test_call_agent_records_provenance(example_paper):
+def replay_session(tmp_path, **provider):
+    from agents.session import agent_session
+
+    config = {"outputs_dir": str(tmp_path), "provider": {"kind": "replay", **provider}}
+    return agent_session(config, "silica_bragg_2026", tmp_path / "p", EXAMPLE / "recordings")
+
+
+def test_call_agent_records_provenance_and_scripted_usage(example_paper, tmp_path):
     from agents import prompt_adaptor
 
+    session = replay_session(tmp_path)
     art = call_agent(
         prompt_adaptor.AGENT,
-        paper_id=example_paper.paper_id,
+        session=session,
         stage_id="paper",
         attempt=1,
         context=prompt_adaptor.context(example_paper.paper_id, "abstract"),
-        provider=ReplayProvider(EXAMPLE / "recordings"),
     )
     prov = art["provenance"]
     assert prov["agent"] == "prompt_adaptor" and prov["provider"] == "replay"
     assert len(prov["prompt_sha256"]) == 64
+    [entry] = session.ledger.entries()
+    recorded = yaml.safe_load((EXAMPLE / "recordings/paper/prompt_adaptor.a1.yaml").read_text())
+    assert entry["source"] == "replay"
+    assert entry["input_tokens"] == recorded["usage"]["input_tokens"]
+    assert entry["output_tokens"] == recorded["usage"]["output_tokens"]
+
+
+def test_budget_stops_before_the_call_that_would_exceed_it(example_paper, tmp_path):
+    from agents import prompt_adaptor
+    from agents.ledger import BUDGET_MARKER, BudgetExceededError
+
+    session = replay_session(tmp_path, budget={"max_tokens": 100})
+    ctx = prompt_adaptor.context(example_paper.paper_id, "abstract")
+    kwargs = dict(session=session, stage_id="paper", attempt=1, context=ctx)
+    call_agent(prompt_adaptor.AGENT, **kwargs)  # nothing spent yet: allowed
+    with pytest.raises(BudgetExceededError, match="max_tokens 100"):
+        call_agent(prompt_adaptor.AGENT, **kwargs)
+    assert len(session.ledger.entries()) == 1
+    assert (session.out_dir / BUDGET_MARKER).is_file()

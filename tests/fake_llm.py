@@ -1,0 +1,214 @@
+"""A fake model API on 127.0.0.1 for tests: Anthropic Messages and OpenAI chat
+completions, scripted per test, reached through the real SDKs over HTTP.
+
+A responder maps each request to an action: `Reply` (a tool call with usage),
+`Status` (an HTTP error), `Sleep` (answer late, to trigger the client's timeout)
+or `Text` (no tool call). Every request is kept, so tests count what reached the
+server.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import yaml
+
+ERROR_TYPES = {
+    400: "invalid_request_error",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+
+
+@dataclass
+class Reply:
+    arguments: dict | str
+    """The tool call's input (a str is sent verbatim: malformed JSON for OpenAI)."""
+    usage: dict = field(default_factory=dict)
+
+
+@dataclass
+class Status:
+    code: int
+    message: str = "scripted error"
+
+
+@dataclass
+class Sleep:
+    seconds: float
+    then: object
+
+
+@dataclass
+class Text:
+    text: str
+
+
+class Script:
+    """Answers requests with the given actions, in order."""
+
+    def __init__(self, *actions):
+        self.actions = list(actions)
+
+    def __call__(self, request: dict) -> object:
+        if not self.actions:
+            return Status(500, "fake server: the test scripted no more answers")
+        return self.actions.pop(0)
+
+
+class FromRecordings:
+    """Answers each call with its replay recording, named by the X-ReproLab-Call header."""
+
+    def __init__(self, recordings: Path):
+        self.root = Path(recordings)
+
+    def __call__(self, request: dict) -> object:
+        paper, stage, agent, attempt = request["headers"]["x-reprolab-call"].split("/")
+        path = self.root / stage / f"{agent}.{attempt}.yaml"
+        if not path.is_file():
+            return Status(400, f"fake server: no recording {path}")
+        data = yaml.safe_load(path.read_text())
+        return Reply(data["output"], data.get("usage", {}))
+
+
+def anthropic_body(action: Reply | Text, request: dict) -> dict:
+    body = request["json"]
+    tool = body.get("tool_choice", {}).get("name") or body["tools"][0]["name"]
+    usage = {
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+    }
+    if isinstance(action, Text):
+        content = [{"type": "text", "text": action.text}]
+    else:
+        usage.update(action.usage)
+        content = [
+            {
+                "type": "tool_use",
+                "id": f"toolu_{request['n']}",
+                "name": tool,
+                "input": action.arguments,
+            }
+        ]
+    return {
+        "id": f"msg_{request['n']}",
+        "type": "message",
+        "role": "assistant",
+        "model": body["model"],
+        "content": content,
+        "stop_reason": "tool_use",
+        "stop_sequence": None,
+        "usage": usage,
+    }
+
+
+def openai_body(action: Reply | Text, request: dict) -> dict:
+    body = request["json"]
+    tool = body["tool_choice"]["function"]["name"]
+    message: dict = {"role": "assistant", "content": None}
+    usage = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+    if isinstance(action, Text):
+        message["content"] = action.text
+    else:
+        u = action.usage
+        cached = u.get("cache_read_input_tokens", 0)
+        prompt = u.get("input_tokens", 0) + cached
+        usage = {
+            "prompt_tokens": prompt,
+            "completion_tokens": u.get("output_tokens", 0),
+            "total_tokens": prompt + u.get("output_tokens", 0),
+            "prompt_tokens_details": {"cached_tokens": cached},
+        }
+        args = action.arguments
+        message["tool_calls"] = [
+            {
+                "id": f"call_{request['n']}",
+                "type": "function",
+                "function": {
+                    "name": tool,
+                    "arguments": args if isinstance(args, str) else json.dumps(args),
+                },
+            }
+        ]
+    return {
+        "id": f"chatcmpl-{request['n']}",
+        "object": "chat.completion",
+        "created": 0,
+        "model": body["model"],
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": message}],
+        "usage": usage,
+    }
+
+
+class FakeLLMServer:
+    def __init__(self, responder):
+        self.responder = responder
+        self.requests: list[dict] = []
+        self.lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # keep pytest output clean
+                pass
+
+            def do_POST(self):
+                length = int(self.headers.get("content-length", 0))
+                with server.lock:
+                    request = {
+                        "n": len(server.requests) + 1,
+                        "path": self.path,
+                        "headers": {k.lower(): v for k, v in self.headers.items()},
+                        "json": json.loads(self.rfile.read(length) or b"{}"),
+                    }
+                    server.requests.append(request)
+                    action = server.responder(request)
+                while isinstance(action, Sleep):
+                    time.sleep(action.seconds)
+                    action = action.then
+                if isinstance(action, Status):
+                    kind = ERROR_TYPES.get(action.code, "api_error")
+                    self.send_json(
+                        action.code,
+                        {"type": "error", "error": {"type": kind, "message": action.message}},
+                    )
+                    return
+                make = openai_body if self.path.endswith("/chat/completions") else anthropic_body
+                self.send_json(200, make(action, request))
+
+            def send_json(self, code: int, payload: dict):
+                data = json.dumps(payload).encode()
+                try:
+                    self.send_response(code)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (timeout test)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def __enter__(self) -> FakeLLMServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def count(self, path_suffix: str = "") -> int:
+        return sum(r["path"].endswith(path_suffix) for r in self.requests)

@@ -1,0 +1,209 @@
+"""The API providers through the real SDKs, over HTTP, against a fake server.
+
+Nothing here reaches the network: the fake server listens on 127.0.0.1 and each
+test scripts its answers and counts the requests that reached it.
+"""
+
+import json
+
+import pytest
+
+from agents import supervisor
+from agents.llm_providers import BACKOFF_SECONDS, MAX_FEEDBACK_RETRIES
+from agents.providers import InvalidOutputError, ProviderError
+from agents.runner import call_agent
+from agents.session import agent_session
+from tests.fake_llm import FakeLLMServer, Reply, Script, Sleep, Status, Text
+
+KINDS = ["anthropic", "openai_compatible"]
+GOOD = {"stage_id": "stage1_slab", "verdict": "ok_continue", "feedback": "fine"}
+USAGE = {
+    "input_tokens": 1234,
+    "output_tokens": 56,
+    "cache_read_input_tokens": 700,
+    "cache_creation_input_tokens": 0,
+}
+
+
+@pytest.fixture
+def make_session(tmp_path, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-real")
+    sleeps = []
+
+    def make(kind, server, **provider):
+        cfg = {
+            "kind": kind,
+            "model": "claude-opus-4-5",
+            "base_url": server.url + ("/v1" if kind == "openai_compatible" else ""),
+            "timeout_s": 1.0,
+            **provider,
+        }
+        config = {"outputs_dir": str(tmp_path / "outputs"), "provider": cfg}
+        session = agent_session(config, "p", tmp_path / "outputs" / "p", tmp_path / "rec")
+        session.provider.sleep = sleeps.append  # no real waiting in tests
+        return session
+
+    make.sleeps = sleeps
+    return make
+
+
+def ask(session, attempt=1, context=None, images=()):
+    return call_agent(
+        supervisor.AGENT,
+        session=session,
+        stage_id="stage1_slab",
+        attempt=attempt,
+        context=context or {"progress": ["stage0 done"]},
+        images=list(images),
+    )
+
+
+def metrics(session):
+    return session.ledger.entries()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_structured_reply_is_validated_and_accounted(kind, make_session):
+    with FakeLLMServer(Script(Reply(GOOD, USAGE))) as server:
+        session = make_session(kind, server)
+        art = ask(session)
+    assert art["output"]["verdict"] == "ok_continue"
+    assert server.count() == 1
+    [entry] = metrics(session)
+    assert entry["source"] == "api" and entry["requests"] == 1
+    assert entry["input_tokens"] == 1234 and entry["output_tokens"] == 56
+    assert entry["cache_read_input_tokens"] == 700
+    # claude-opus-4-5: 5 / 25 / 0.5 USD per Mtok (input / output / cache read)
+    assert entry["cost_usd"] == pytest.approx((1234 * 5 + 56 * 25 + 700 * 0.5) / 1e6)
+    summary = json.loads((session.out_dir / "cost_summary.json").read_text())
+    assert summary["total"]["input_tokens"] == 1234 and summary["total"]["calls"] == 1
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize(
+    "errors,name", [([429], "rate limit"), ([500, 500], "5xx"), ([529], "overloaded")]
+)
+def test_transient_errors_back_off_then_succeed(kind, errors, name, make_session):
+    script = Script(*[Status(code) for code in errors], Reply(GOOD, USAGE))
+    with FakeLLMServer(script) as server:
+        session = make_session(kind, server)
+        art = ask(session)
+    assert art["output"]["verdict"] == "ok_continue", name
+    assert server.count() == len(errors) + 1
+    assert make_session.sleeps == list(BACKOFF_SECONDS[: len(errors)])
+    assert metrics(session)[0]["requests"] == len(errors) + 1
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_timeout_is_retried(kind, make_session):
+    with FakeLLMServer(Script(Sleep(2.5, Reply(GOOD)), Reply(GOOD, USAGE))) as server:
+        session = make_session(kind, server, timeout_s=0.5)
+        art = ask(session)
+    assert art["output"]["verdict"] == "ok_continue"
+    assert server.count() == 2 and make_session.sleeps == [1]
+
+
+def test_backoff_gives_up_after_five_retries(make_session):
+    with FakeLLMServer(Script(*[Status(500)] * 10)) as server:
+        session = make_session("anthropic", server)
+        with pytest.raises(ProviderError, match="failed 6 times"):
+            ask(session)
+    assert server.count() == 6
+    assert make_session.sleeps == [1, 2, 4, 8, 16]
+
+
+def test_client_errors_are_not_retried(make_session):
+    with FakeLLMServer(Script(Status(400, "bad model name"), Reply(GOOD))) as server:
+        session = make_session("anthropic", server)
+        with pytest.raises(ProviderError, match="bad model name"):
+            ask(session)
+    assert server.count() == 1 and make_session.sleeps == []
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_invalid_output_gets_feedback_and_then_succeeds(kind, make_session):
+    bad = {"stage_id": "stage1_slab", "verdict": "carry_on", "feedback": "x"}
+    with FakeLLMServer(Script(Reply(bad, USAGE), Reply(GOOD, USAGE))) as server:
+        session = make_session(kind, server)
+        art = ask(session)
+    assert art["output"]["verdict"] == "ok_continue"
+    second = json.dumps(server.requests[1]["json"]["messages"])
+    assert "field 'verdict'" in second and "carry_on" in second
+    [entry] = metrics(session)
+    assert entry["requests"] == 2 and entry["input_tokens"] == 2 * 1234
+
+
+def test_openai_malformed_json_arguments_get_feedback(make_session):
+    with FakeLLMServer(Script(Reply('{"stage_id": '), Reply(GOOD))) as server:
+        session = make_session("openai_compatible", server)
+        assert ask(session)["output"]["verdict"] == "ok_continue"
+    assert "not valid JSON" in json.dumps(server.requests[1]["json"]["messages"])
+
+
+def test_answer_without_tool_call_gets_feedback(make_session):
+    with FakeLLMServer(Script(Text("I think it is fine."), Reply(GOOD))) as server:
+        session = make_session("anthropic", server)
+        assert ask(session)["output"]["verdict"] == "ok_continue"
+    assert "submit_supervisor" in json.dumps(server.requests[1]["json"]["messages"])
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_retries_exhausted_become_an_ask_user_gate(kind, make_session):
+    bad = {"stage_id": "stage1_slab", "verdict": "carry_on", "feedback": "x"}
+    with FakeLLMServer(Script(*[Reply(bad, USAGE)] * 10)) as server:
+        session = make_session(kind, server)
+        with pytest.raises(InvalidOutputError, match="still invalid"):
+            ask(session)
+    assert server.count() == MAX_FEEDBACK_RETRIES + 1
+    [gate] = (session.out_dir / "gates").glob("ask_user.*.request.json")
+    request = json.loads(gate.read_text())
+    assert request["kind"] == "invalid_agent_output"
+    assert "carry_on" in json.dumps(request["raw_output"])
+    assert set(request["options"]) == {"edit", "reject"}
+    [entry] = metrics(session)  # the spent tokens are still accounted
+    assert entry["source"] == "api_invalid" and entry["input_tokens"] == 4 * 1234
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_identical_call_is_served_from_cache(kind, make_session):
+    with FakeLLMServer(Script(Reply(GOOD, USAGE), Reply(GOOD, USAGE))) as server:
+        session = make_session(kind, server)
+        first = ask(session)
+        second = ask(session)
+        assert server.count() == 1  # the second call never reached the server
+        ask(session, context={"progress": ["changed"]})  # new content: a real call
+        assert server.count() == 2
+    assert second["output"] == first["output"]
+    assert second["provenance"]["source"] == "cache"
+    assert [e["source"] for e in metrics(session)] == ["api", "cache", "api"]
+    events = (session.out_dir / "events.jsonl").read_text()
+    assert "agent_cache_hit" in events
+
+
+def test_prompt_caching_marks_stable_prefix_and_sends_images(make_session, tmp_path):
+    image = tmp_path / "fig.png"
+    image.write_bytes(b"\x89PNG\r\n\x1a\nnot really an image")
+    with FakeLLMServer(Script(Reply(GOOD))) as server:
+        session = make_session("anthropic", server)
+        ask(session, context={"paper_text": "The paper.", "progress": []}, images=[image])
+    body = server.requests[0]["json"]
+    assert body["system"][0]["cache_control"] == {"type": "ephemeral"}
+    content = body["messages"][0]["content"]
+    assert "The paper." in content[0]["text"] and content[0]["cache_control"]
+    assert content[1]["type"] == "image" and content[1]["source"]["media_type"] == "image/png"
+    assert body["tool_choice"] == {"type": "tool", "name": "submit_supervisor"}
+    assert server.requests[0]["headers"]["x-reprolab-call"] == "p/stage1_slab/supervisor/a1"
+
+
+def test_per_agent_model_from_config(make_session):
+    with FakeLLMServer(Script(Reply(GOOD))) as server:
+        session = make_session("anthropic", server, models={"supervisor": "claude-haiku-4-5"})
+        ask(session)
+    assert server.requests[0]["json"]["model"] == "claude-haiku-4-5"
+
+
+def test_missing_api_key_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    config = {"provider": {"kind": "anthropic"}}
+    with pytest.raises(ProviderError, match="ANTHROPIC_API_KEY"):
+        agent_session(config, "p", tmp_path, tmp_path)
