@@ -14,13 +14,20 @@ from pathlib import Path
 from agents import comparison_validator, execution_validator, physics_sanity, results_analyzer
 from agents.code_generator import GeneratedCode
 from agents.runner import call_agent
+from agents.simulation_designer import SimulationDesign
 from reprolab import checks as checks_mod
+from reprolab import compare
+from reprolab import thresholds as th
 from reprolab.events import log_event
 from reprolab.fileio import atomic_write_json, read_json
 from reprolab.planning import load_adaptations, load_plan
 from reprolab.stage_steps import plan_stage
 
 VERDICT_ORDER = ("pass", "warning", "fail")
+# Threshold values an analysis may quote (as fractions or percent).
+THRESHOLD_NUMBERS = tuple(
+    v for b in th.DISCREPANCY_THRESHOLDS for v in (b.acceptable, b.investigate)
+) + tuple(100 * v for b in th.DISCREPANCY_THRESHOLDS for v in (b.acceptable, b.investigate))
 CLASS_WORDS = ("SUCCESS", "PARTIAL", "FAILURE")
 
 
@@ -113,9 +120,35 @@ def validate_run(
     log_event(run.out_dir, "validation", f"{stage_id}: run validation {verdict}")
 
 
-def analysis_problems(analysis: dict, comparison: dict, target_figures: list[str]) -> list[str]:
-    """What code can tell is wrong with an analysis: missing figures, wrong classes."""
+def raw_curves(run, design: SimulationDesign, run_dir: Path) -> dict:
+    """(figure, curve) → (x_paper, y_paper, x_sim, y_sim), for recomputing the comparison."""
+    curves = {}
+    for fo in design.figure_outputs:
+        try:
+            cols = checks_mod.read_numeric_csv(run_dir / fo.file)
+            sim = (cols[fo.x_column], cols[fo.y_column])
+        except (OSError, ValueError, KeyError, IndexError):
+            continue  # recompute_comparison reports the curve as not recomputable
+        curves[(fo.figure_id, fo.curve_id)] = (
+            *run.paper.curve_data(fo.figure_id, fo.curve_id),
+            *sim,
+        )
+    return curves
+
+
+def analysis_problems(
+    analysis: dict, comparison: dict, target_figures: list[str], curves: dict | None = None
+) -> list[str]:
+    """What code can tell is wrong with an analysis: missing figures, wrong classes,
+    numbers no recomputed metric supports (and a comparison file that does not recompute)."""
     problems = []
+    if curves is not None:
+        problems += [
+            f"comparison.json: {m}" for m in compare.recompute_comparison(comparison, curves)
+        ]
+    texts = [analysis.get("summary", "")] + [n["narrative"] for n in analysis.get("per_figure", [])]
+    for text in texts:
+        problems += compare.narrative_mismatches(text, comparison, THRESHOLD_NUMBERS)
     computed = {f["figure_id"]: f["classification"] for f in comparison["figures"]}
     narrated = {n["figure_id"]: n["narrative"] for n in analysis.get("per_figure", [])}
     for fig in target_figures:
@@ -135,7 +168,14 @@ def analysis_problems(analysis: dict, comparison: dict, target_figures: list[str
 
 
 def analyze_stage(
-    run, plan_path, comparison_path, checks_path, validation_path, adaptations_path, out_analysis
+    run,
+    plan_path,
+    comparison_path,
+    checks_path,
+    validation_path,
+    design_path,
+    adaptations_path,
+    out_analysis,
 ) -> None:
     """ResultsAnalyzer ⇄ ComparisonValidator, at most `max_analysis_revisions` rounds;
     at the limit the analysis goes to the supervisor flagged, as the seed says."""
@@ -147,6 +187,8 @@ def analyze_stage(
     images += [f["overlay"] for f in comparison["figures"]]
     adaptations = load_adaptations(adaptations_path)
     validation = read_json(validation_path)
+    design = SimulationDesign.model_validate(read_json(design_path)["output"])
+    curves = raw_curves(run, design, stage_dir / "run")
     feedback = None
     limit = run.limits.max_analysis_revisions
     for attempt in range(1, limit + 1):
@@ -168,7 +210,7 @@ def analyze_stage(
             images=[str(p) for p in images],
         )
         atomic_write_json(stage_dir / f"analysis.r{attempt}.json", analysis)
-        problems = analysis_problems(analysis["output"], comparison, stage.target_figures)
+        problems = analysis_problems(analysis["output"], comparison, stage.target_figures, curves)
         check = call_agent(
             comparison_validator.AGENT,
             stage_id=stage.stage_id,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from agents.session import AgentSession, agent_session
@@ -23,14 +24,20 @@ class PaperRun:
     """Everything a step needs to know about one paper's run."""
 
     paper: Paper
-    agents: AgentSession
-    """Provider, per-agent models, cache, metrics and budget of this paper's agent calls."""
+    recordings: str
+    """Replay recordings folder of this paper."""
     limits: Limits
     config: dict
 
     @property
     def paper_id(self) -> str:
         return self.paper.paper_id
+
+    @cached_property
+    def agents(self) -> AgentSession:
+        """Provider, per-agent models, cache, metrics and budget of this paper's agent
+        calls; built on first use, so steps without agents need no API key."""
+        return agent_session(self.config, self.paper_id, self.out_dir, self.recordings)
 
     @property
     def out_dir(self) -> Path:
@@ -57,10 +64,9 @@ def paper_run(config: dict, paper_id: str) -> PaperRun:
     recordings = entry.get("recordings") or str(Path(entry["paper_dir"]) / "recordings")
     limits = Limits(**config.get("limits", {}))
     paper = Paper(entry["paper_dir"])
-    out_dir = Path(config.get("outputs_dir", "outputs")) / paper.paper_id
     return PaperRun(
         paper=paper,
-        agents=agent_session(config, paper.paper_id, out_dir, recordings),
+        recordings=recordings,
         limits=limits,
         config=config,
     )

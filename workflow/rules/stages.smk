@@ -103,6 +103,7 @@ rule analyze:
         comparison=f"{STAGE_OUT}/comparison.json",
         checks=f"{STAGE_OUT}/checks.json",
         validation=f"{STAGE_OUT}/run_validation.json",
+        design=f"{STAGE_OUT}/design.json",
         adaptations=f"{PAPER_OUT}/prompt_adaptations.json",
     output:
         analysis=f"{STAGE_OUT}/analysis.json",

@@ -8,6 +8,7 @@ with step(snakemake) as run:
         snakemake.input.comparison,
         snakemake.input.checks,
         snakemake.input.validation,
+        snakemake.input.design,
         snakemake.input.adaptations,
         snakemake.output.analysis,
     )
