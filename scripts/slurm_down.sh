@@ -1,11 +1,24 @@
 #!/usr/bin/env bash
 # Stops the daemons that scripts/slurm_up.sh started, by the pids it recorded
-# (never by name), in reverse order of start. A cluster that was already
-# running before slurm_up.sh is left alone (its pids file is empty).
+# (never by name), in reverse order of start, once no live user of the cluster
+# is left (STATE_DIR/users/<pid>). A cluster that was already running before
+# slurm_up.sh is left alone (its pids file is empty).
 set -uo pipefail
 STATE_DIR=${1:-/run/reprolab-slurm}
+USER_PID=${2:-$PPID}
 PIDS="$STATE_DIR/pids"
 [ -f "$PIDS" ] || exit 0
+exec 9>"$STATE_DIR/lock"
+flock 9
+rm -f "$STATE_DIR/users/$USER_PID"
+for user in "$STATE_DIR"/users/*; do
+  [ -e "$user" ] || continue
+  if kill -0 "$(basename "$user")" 2>/dev/null; then
+    echo "slurm_down: cluster still used by pid $(basename "$user"); leaving it up" >&2
+    exit 0
+  fi
+  rm -f "$user" # a session that ended without slurm_down
+done
 tac "$PIDS" | while read -r name pid; do
   [ -n "${pid:-}" ] || continue
   if kill "$pid" 2>/dev/null; then

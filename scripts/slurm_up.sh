@@ -2,13 +2,15 @@
 # Installs and starts a one-node Slurm cluster (Slurm 22.05 from Debian, munge
 # authentication, PMIx for `srun --mpi=pmix`) on this machine, for CI and demos.
 #
-#   scripts/slurm_up.sh [STATE_DIR]     # default STATE_DIR: /run/reprolab-slurm
-#   scripts/slurm_down.sh [STATE_DIR]   # stops exactly the daemons started here
+#   scripts/slurm_up.sh [STATE_DIR] [USER_PID]   # default /run/reprolab-slurm, $PPID
+#   scripts/slurm_down.sh [STATE_DIR] [USER_PID] # stops the daemons started here
 #
 # No systemd is assumed: the daemons are started directly and their pids are
-# written to STATE_DIR/pids, which slurm_down.sh reads. When a cluster already
-# answers (`scontrol ping`), nothing is started and pids stays empty, so
-# slurm_down.sh leaves that cluster alone.
+# written to STATE_DIR/pids, which slurm_down.sh reads. USER_PID (the test
+# session) is registered under STATE_DIR/users; slurm_down.sh stops the daemons
+# only when no live user is left, so concurrent test sessions share one cluster.
+# When a cluster already answered before (`scontrol ping`) and was not started
+# here, pids stays empty and slurm_down.sh leaves that cluster alone.
 #
 # Accounting is off (AccountingStorageType=accounting_storage/none): sacct does
 # not work, so job state is read with squeue/scontrol (the profile's
@@ -40,13 +42,19 @@ if [ ${#missing[@]} -gt 0 ]; then
     --no-install-recommends "${missing[@]}" >/dev/null || die "apt-get install ${missing[*]} failed"
 fi
 
-mkdir -p "$STATE_DIR"
-: >"$STATE_DIR/pids"
+USER_PID=${2:-$PPID}
+mkdir -p "$STATE_DIR/users"
+touch "$STATE_DIR/pids"
+# One slurm_up/slurm_down at a time (parallel test sessions on one machine).
+exec 9>"$STATE_DIR/lock"
+flock 9
+touch "$STATE_DIR/users/$USER_PID"
 
 if scontrol ping 2>/dev/null | grep -q "is UP"; then
   log "a Slurm controller already answers; starting nothing"
   exit 0
 fi
+: >"$STATE_DIR/pids"
 
 node=$(hostname -s)
 cpus=$(nproc)

@@ -11,6 +11,7 @@ gathered over MPI) and `scontrol show job`.
 """
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -33,17 +34,19 @@ STAGES = (
 
 
 @pytest.fixture(scope="session")
-def slurm_cluster(tmp_path_factory):
-    state = tmp_path_factory.mktemp("slurm-state")
+def slurm_cluster():
+    # Shared state dir: parallel sessions on one machine share one cluster, and
+    # the daemons stop when the last of them is done.
+    state, user = "/run/reprolab-slurm", str(os.getpid())
     up = subprocess.run(
-        ["bash", str(REPO / "scripts/slurm_up.sh"), str(state)],
+        ["bash", str(REPO / "scripts/slurm_up.sh"), state, user],
         capture_output=True,
         text=True,
         timeout=1200,
     )
     assert up.returncode == 0, f"Slurm did not come up:\n{up.stdout}\n{up.stderr}"
     yield state
-    subprocess.run(["bash", str(REPO / "scripts/slurm_down.sh"), str(state)], timeout=120)
+    subprocess.run(["bash", str(REPO / "scripts/slurm_down.sh"), state, user], timeout=120)
 
 
 def scontrol_job(job_id: str) -> dict:
