@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
-from agents import plan_reviewer, planner, prompt_adaptor, prompts
+from agents import context_window, plan_reviewer, planner, prompt_adaptor, prompts
 from agents.common import StageType
 from agents.planner import PlannerOutput
 from agents.prompt_adaptor import PromptModification
@@ -21,15 +20,7 @@ PAPER_SCOPE = "paper"  # stage_id used for paper-level agent calls
 
 def abstract_and_methods(text: str) -> str:
     """The Abstract and Methods sections, which is all the adaptor needs."""
-    keep, current = [], None
-    for line in text.splitlines():
-        heading = re.match(r"^#+\s*(.+)", line)
-        if heading:
-            title = heading.group(1).strip().lower()
-            current = any(w in title for w in ("abstract", "method"))
-        if current or (current is None and line.startswith("# ")):
-            keep.append(line)
-    return "\n".join(keep).strip() or text
+    return context_window.methods_only(text)
 
 
 def figures_summary(paper: Paper) -> list[dict]:

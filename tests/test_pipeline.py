@@ -20,7 +20,7 @@ SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 PAPER = "silica_bragg_2026"
 
 
-def snakemake(workdir: Path, *extra: str) -> subprocess.CompletedProcess:
+def snakemake(workdir: Path, *extra: str, env: dict | None = None) -> subprocess.CompletedProcess:
     cmd = [
         SNAKEMAKE,
         "--snakefile",
@@ -34,7 +34,7 @@ def snakemake(workdir: Path, *extra: str) -> subprocess.CompletedProcess:
         "--keep-going",
         *extra,
     ]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=env)
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,6 @@ serve a rerun of identical calls from the cache without reaching the server.
 import json
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -18,8 +17,9 @@ import yaml
 
 from agents.ledger import DEFAULT_PRICES, cost_usd
 from agents.providers import Usage
-from tests.conftest import EXAMPLE, REPO
+from tests.conftest import EXAMPLE
 from tests.fake_llm import FakeLLMServer, FromRecordings
+from tests.test_pipeline import snakemake
 
 pytestmark = pytest.mark.pipeline
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
@@ -92,23 +92,6 @@ ALLOWED_FIELDS = {
 }
 
 
-def snakemake(workdir: Path, env: dict | None = None, *extra) -> subprocess.CompletedProcess:
-    cmd = [
-        SNAKEMAKE,
-        "--snakefile",
-        str(REPO / "Snakefile"),
-        "--directory",
-        str(workdir),
-        "--configfile",
-        str(workdir / "config.yaml"),
-        "--cores",
-        "2",
-        "--keep-going",
-        *extra,
-    ]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=env)
-
-
 def make_workdir(root: Path, provider: dict) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     config = {
@@ -134,13 +117,13 @@ def runs(tmp_path_factory):
             {"kind": "anthropic", "model": "claude-opus-4-5", "base_url": server.url},
         )
         env = {**os.environ, "ANTHROPIC_API_KEY": "test-key-not-real"}
-        result = snakemake(live, env)
+        result = snakemake(live, env=env)
         assert result.returncode == 0, result.stderr[-3000:]
         first_requests = list(server.requests)
         # Rerun the last stage's analysis and verdict with unchanged inputs: from the cache.
         stage = f"outputs/{PAPER}/stages/stage3_pairs_sweep"
         for target in ("analysis.json", "verdict.json"):
-            rerun = snakemake(live, env, f"{stage}/{target}", "--force")
+            rerun = snakemake(live, f"{stage}/{target}", "--force", env=env)
             assert rerun.returncode == 0, rerun.stderr[-3000:]
         yield {
             "offline": offline / "outputs" / PAPER,
