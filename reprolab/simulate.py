@@ -122,9 +122,25 @@ class Resources:
     """Scheduler time limit; a minute above the run's own timeout."""
 
 
+# What an MPI launcher leaves in a process it started (or in one where MPI was
+# initialised as a singleton, e.g. after `import meep`): passed on, it makes a
+# nested `mpirun` believe it is one rank of that job and exit 1 without a word.
+# User tuning such as OMPI_MCA_btl is kept.
+MPI_PROCESS_IDENTITY = re.compile(
+    r"^(PMIX_|PMI_|OMPI_COMM_WORLD_|OMPI_APP_CTX_|OMPI_MCA_(ess|pmix|orte_|initial_wdir|"
+    r"mpi_oversubscribe|shmem_RUNTIME_QUERY_hint)|OMPI_(ARGV|COMMAND|FILE_LOCATION|FIRST_RANKS|"
+    r"NUM_APP_CTX|UNIVERSE_SIZE)$)"
+)
+
+
 def scrubbed_env(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment a job gets: no secrets, no inherited MPI rank identity."""
     environ = dict(os.environ if environ is None else environ)
-    env = {k: v for k, v in environ.items() if not SECRET_NAME.search(k)}
+    env = {
+        k: v
+        for k, v in environ.items()
+        if not SECRET_NAME.search(k) and not MPI_PROCESS_IDENTITY.match(k)
+    }
     # OpenMPI refuses root without these; harmless otherwise.
     env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
     env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")

@@ -5,6 +5,7 @@ The same code on a real Slurm cluster: tests/test_slurm.py.
 
 import json
 import os
+import subprocess
 import sys
 
 import pytest
@@ -186,6 +187,28 @@ def test_submitit_local_executor_runs_the_job_in_another_process(tmp_path):
     assert record["exit_code"] == 0 and record["executor"] == "local"
     assert record["job_id"] and f"pid {os.getpid()}" not in record["stdout_tail"]
     assert record["mpi"]["size"] == 1
+
+
+def test_two_ranks_start_under_a_process_where_mpi_was_initialised(tmp_path):
+    # `import meep` initialises MPI as a singleton and leaves PMIX_*/OMPI_* in the
+    # C environment; its children (here: the pipeline run from a test session that
+    # imported meep) inherit them, and a nested mpirun then exits 1 with no output.
+    script = tmp_path / "sim.py"
+    script.write_text("print('hello')\n")
+    record_path = tmp_path / "record.json"
+    child = (
+        "import json, sys\n"
+        "from reprolab.simulate import SimulationJob, run_job\n"
+        f"job = SimulationJob(script={str(script)!r}, workdir={str(tmp_path)!r}, mpi_ranks=2,"
+        " python=sys.executable, timeout_s=120)\n"
+        f"open({str(record_path)!r}, 'w').write(json.dumps(run_job(job)))\n"
+    )
+    parent = f"import subprocess, sys, meep\nsubprocess.run([sys.executable, '-c', {child!r}])\n"
+    subprocess.run([sys.executable, "-c", parent], capture_output=True, timeout=180, check=True)
+    record = json.loads(record_path.read_text())
+    assert record["exit_code"] == 0, record["stderr_tail"]
+    assert record["mpi"]["size"] == 2
+    assert record["stdout_tail"].count("hello") == 2
 
 
 def _design(sweep):
