@@ -46,13 +46,22 @@ USER_PID=${2:-$PPID}
 mkdir -p "$STATE_DIR/users"
 touch "$STATE_DIR/pids"
 # One slurm_up/slurm_down at a time (parallel test sessions on one machine).
+# Daemons are started with fd 9 closed (`9>&-`): one that inherited it would
+# hold the lock for its lifetime and the next slurm_up would wait forever.
 exec 9>"$STATE_DIR/lock"
 flock 9
 touch "$STATE_DIR/users/$USER_PID"
 
 if scontrol ping 2>/dev/null | grep -q "is UP"; then
-  log "a Slurm controller already answers; starting nothing"
-  exit 0
+  state=$(sinfo -h -N -o %t 2>/dev/null | head -1 || true)
+  case "$state" in
+  idle* | mix* | alloc*)
+    log "a Slurm controller already answers (node $state); starting nothing"
+    exit 0
+    ;;
+  esac
+  # Jobs would pend forever on a node that is down: say so instead.
+  die "a Slurm controller answers but its node is '${state:-unknown}' (slurmd dead?); run scripts/slurm_down.sh $STATE_DIR or restart slurmd"
 fi
 : >"$STATE_DIR/pids"
 
@@ -108,8 +117,8 @@ $SUDO chmod 400 /etc/munge/munge.key
 $SUDO mkdir -p /run/munge /var/log/munge /var/lib/munge
 $SUDO chown munge:munge /run/munge /var/log/munge /var/lib/munge
 if ! munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
-  $SUDO runuser -u munge -- munged --pid-file="$STATE_DIR/munged.pid" ||
-    $SUDO runuser -u munge -- munged
+  $SUDO runuser -u munge -- munged --pid-file="$STATE_DIR/munged.pid" 9>&- ||
+    $SUDO runuser -u munge -- munged 9>&-
   for _ in $(seq 50); do
     [ -s "$STATE_DIR/munged.pid" ] && break
     sleep 0.1
@@ -123,7 +132,7 @@ munge -n | unmunge >/dev/null || die "munge does not authenticate (see /var/log/
 start_daemon() { # name, pidfile
   local name=$1 pidfile=$2
   rm -f "$pidfile"
-  $SUDO "$name" || die "$name did not start (see /var/log/slurm/$name.log)"
+  $SUDO "$name" 9>&- || die "$name did not start (see /var/log/slurm/$name.log)"
   for _ in $(seq 100); do
     [ -s "$pidfile" ] && break
     sleep 0.1

@@ -173,3 +173,10 @@ def test_agent_rules_ran_locally(slurm_run):
     since = [j for j in since if int(j["JobId"]) >= first]
     assert since and {j["JobName"] for j in since} == {"reprolab-sim"}
     assert {j["JobId"] for j in since} == recorded
+
+
+def test_started_daemons_do_not_hold_the_script_lock(slurm_cluster):
+    # A daemon that inherited slurm_up's lock fd kept every later slurm_up waiting.
+    lock = Path(slurm_cluster) / "lock"
+    free = subprocess.run(["flock", "-n", str(lock), "true"], timeout=10)
+    assert free.returncode == 0, f"{lock} is held by a process that outlived slurm_up.sh"
