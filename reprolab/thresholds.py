@@ -89,8 +89,12 @@ TR_BOUNDS = {"fail": (-0.01, 1.01), "warn": (-0.001, 1.001)}
 ENERGY_CONSERVATION = CheckLimit(fail=1e-2, warn=2e-3)  # |1 - R - T|, lossless
 ABSORPTION_NEGATIVE = CheckLimit(fail=-0.01, warn=-0.002)  # A = 1 - R - T, lossy
 LOSSLESS_MAX_K = 1e-6  # a material with k below this everywhere counts as lossless
-# Final ratio of Meep's "field decay(t = ...): a / b = ratio" lines, per run.
-FIELD_DECAY = CheckLimit(fail=1e-3, warn=1e-5)
+# Final ratio of Meep's "field decay(t = ...): a / b = ratio" lines, per run. Measured on
+# an 8-pair quarter-wave stack (1D, 100 px/a) against a 1e-9 run: final ratio 3.4e-3 /
+# 5.4e-4 / 6.1e-5 / 3.7e-6 / 2.2e-7 left T off by 0.079 / 0.055 / 0.010 / 3.2e-3 / 8.4e-4.
+# So fail where T is off by the energy-conservation fail level (1e-2), warn where it is
+# off by more than its warn level (2e-3); 1e-6 is also what the lint asks of decay_by.
+FIELD_DECAY = CheckLimit(fail=1e-4, warn=1e-6)
 # Largest stop_when_*_decayed tolerance the static lint accepts.
 MAX_DECAY_TOLERANCE = 1e-6
 # Pixels per shortest wavelength inside the highest-index material (lower is worse).
