@@ -89,6 +89,8 @@ def run_convergence(run, design_path, code_json, plan_path, out_json) -> None:
             stage_dir / "simulation.py",
             stage_dir / "convergence_2x",
         )
+        # The rerun's own record beside its run folder, for provenance and its log.
+        atomic_write_json(stage_dir / "convergence_2x" / "result.json", record)
         result["runtime_seconds"] = record.get("runtime_seconds")
         if record.get("failure") or record.get("exit_code"):
             result["note"] = f"the 2x rerun failed: {record.get('failure') or record['exit_code']}"

@@ -1,0 +1,73 @@
+"""The convergence option end to end: real Snakemake reruns one stage at twice the
+resolution (real Meep), and the report renders the Richardson estimate from that file.
+
+Only stage1_single_slab's convergence.json is targeted (a 1D slab, seconds at 2x); the
+Bragg stages at 2x would take minutes.
+"""
+
+import json
+import math
+
+import pytest
+import yaml
+
+from reprolab import report, report_html
+from reprolab import thresholds as th
+from tests.conftest import EXAMPLE
+from tests.test_pipeline import PAPER, snakemake
+
+pytestmark = pytest.mark.pipeline
+STAGE = "stage1_single_slab"
+
+
+@pytest.fixture(scope="module")
+def converged(tmp_path_factory):
+    wd = tmp_path_factory.mktemp("convergence")
+    config = {
+        "outputs_dir": "outputs",
+        "papers": [{"paper_dir": str(EXAMPLE)}],
+        "provider": {"kind": "replay"},
+        "simulation": {"executor": "local", "max_mpi_ranks": 2},
+        "gates": {"auto_approve": ["material_checkpoint"]},
+        "checks": {"convergence": True},
+    }
+    (wd / "config.yaml").write_text(yaml.safe_dump(config))
+    target = f"outputs/{PAPER}/stages/{STAGE}/convergence.json"
+    run = snakemake(wd, target)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return wd / "outputs" / PAPER
+
+
+def test_stage_rerun_at_twice_the_resolution(converged):
+    sd = converged / "stages" / STAGE
+    conv = json.loads((sd / "convergence.json").read_text())
+    assert conv["stage_id"] == STAGE and conv["scale"] == 2 and not conv["note"], conv
+    # the rerun really ran at 2x (Meep says so in its log) into its own folder
+    rerun = json.loads((sd / "convergence_2x" / "result.json").read_text())
+    assert rerun["exit_code"] == 0
+    design = json.loads((sd / "design.json").read_text())["output"]
+    res = design["resolution"]
+    assert f"with resolution {res}\n" in (sd / "run" / "stdout.txt").read_text()
+    assert f"with resolution {2 * res}\n" in (sd / "convergence_2x/run/stdout.txt").read_text()
+    # positions and values of the Fabry-Perot features at N and 2N, with the estimate
+    qs = conv["quantities"]
+    assert len(qs) >= 4, qs
+    for q in qs:
+        expected = abs(q["value_2n"] - q["value_n"]) / th.CONVERGENCE_RICHARDSON_DIVISOR
+        assert math.isclose(q["error_estimate"], expected, rel_tol=1e-9)
+        assert q["status"] in ("pass", "warn")
+    positions = [q for q in qs if q["name"].endswith("position")]
+    # 800 px/a in a 1D slab: feature positions converged well inside the tolerance
+    assert positions and max(q["relative"] for q in positions) < th.CONVERGENCE_TOLERANCE
+
+
+def test_report_shows_the_estimate(converged):
+    """The report's convergence section as the report rule writes it, from that file."""
+    md = "\n".join(report.convergence_section(converged))
+    conv = json.loads((converged / "stages" / STAGE / "convergence.json").read_text())
+    assert "## Convergence (rerun at twice the resolution)" in md
+    for q in conv["quantities"]:
+        row = f"| {STAGE} | {q['name']} | {q['value_n']:.6g} | {q['value_2n']:.6g} | "
+        assert row + f"{q['error_estimate']:.3g} | {q['status']} |" in md
+    page = report_html.markdown_to_html(md, converged, "convergence")
+    assert f"{conv['quantities'][0]['error_estimate']:.3g}" in page
