@@ -25,6 +25,7 @@ def cache_key(provider: str, model: str, request: AgentRequest, output_model: ty
         "user": request.user,
         "images": [sha256_file(p) for p in request.images],
         "schema": output_model.model_json_schema(),
+        "round": request.round,
     }
     return sha256_bytes(json.dumps(content, sort_keys=True).encode())
 

@@ -33,11 +33,19 @@ class AgentRequest:
     for prompt caching; empty when the agent sees no paper text."""
     model: str = ""
     """The model chosen for this agent (config); empty means the provider's default."""
+    round: int = 1
+    """1 + the paper's supervisor backtracks so far: a rerun after a backtrack is a new
+    call (its own recording and cache entry), not a replay of the one that backtracked."""
 
     @property
     def call_id(self) -> str:
-        """Names the call in logs, headers and recordings: paper/stage/agent/aN."""
-        return f"{self.paper_id}/{self.stage_id}/{self.agent}/a{self.attempt}"
+        """Names the call in logs, headers and recordings: paper/stage/agent/[roundN.]aN."""
+        return call_name(self.paper_id, self.stage_id, self.agent, self.attempt, self.round)
+
+
+def call_name(paper_id: str, stage_id: str, agent: str, attempt: int, round_no: int = 1) -> str:
+    prefix = f"round{round_no}." if round_no > 1 else ""
+    return f"{paper_id}/{stage_id}/{agent}/{prefix}a{attempt}"
 
 
 @dataclass
@@ -116,8 +124,9 @@ class Provider(Protocol):
     def complete(self, request: AgentRequest, output_model: type[BaseModel]) -> Completion: ...
 
 
-def recording_path(root: Path, stage_id: str, agent: str, attempt: int) -> Path:
-    return Path(root) / stage_id / f"{agent}.a{attempt}.yaml"
+def recording_path(root: Path, stage_id: str, agent: str, attempt: int, round_no: int = 1) -> Path:
+    prefix = f"round{round_no}." if round_no > 1 else ""
+    return Path(root) / stage_id / f"{agent}.{prefix}a{attempt}.yaml"
 
 
 class ReplayProvider:
@@ -128,10 +137,13 @@ class ReplayProvider:
         self.model = model
 
     def load(self, request: AgentRequest) -> tuple[Path, dict]:
-        path = recording_path(self.root, request.stage_id, request.agent, request.attempt)
+        path = recording_path(
+            self.root, request.stage_id, request.agent, request.attempt, request.round
+        )
         what = (
             f"agent '{request.agent}', stage '{request.stage_id}', attempt {request.attempt}"
-            f" of paper '{request.paper_id}'"
+            + (f" (round {request.round}, after a backtrack)" if request.round > 1 else "")
+            + f" of paper '{request.paper_id}'"
         )
         if not path.is_file():
             raise RecordingError(

@@ -30,7 +30,14 @@ from agents import (
 )
 from agents.cache import cache_key
 from agents.prompt_adaptor import PromptModification
-from agents.providers import AgentRequest, Completion, InvalidOutputError, Usage
+from agents.providers import (
+    AgentRequest,
+    Completion,
+    InvalidOutputError,
+    Usage,
+    call_name,
+    recording_path,
+)
 from agents.session import AgentSession
 from reprolab.events import log_event
 from reprolab.fileio import atomic_write_json, atomic_write_text, sha256_bytes, sha256_file
@@ -71,6 +78,7 @@ def build_request(
         cache_prefix=prefix,
         images=tuple(str(p) for p in images),
         model=session.model_for(agent),
+        round=session.round,
     )
 
 
@@ -79,7 +87,7 @@ def ask_user_request(session: AgentSession, request: AgentRequest, kind: str, **
     path = (
         session.out_dir
         / "gates"
-        / f"ask_user.{request.stage_id}.{request.agent}.a{request.attempt}.request.json"
+        / f"ask_user.{request.call_id.split('/', 1)[1].replace('/', '.')}.request.json"
     )
     atomic_write_json(
         path,
@@ -100,11 +108,14 @@ def save_recording(session: AgentSession, request: AgentRequest, completion: Com
     """The replay format (docs/replay.md), so a real run becomes a regression fixture."""
     import yaml
 
-    path = session.record_dir / request.stage_id / f"{request.agent}.a{request.attempt}.yaml"
+    path = recording_path(
+        session.record_dir, request.stage_id, request.agent, request.attempt, request.round
+    )
     body = {
         "agent": request.agent,
         "stage_id": request.stage_id,
         "attempt": request.attempt,
+        **({"round": request.round} if request.round > 1 else {}),
         "model": completion.model,
         "usage": completion.usage.__dict__,
         "output": completion.output.model_dump(mode="json"),
@@ -126,7 +137,7 @@ def call_agent(
     """Return the artifact `{"output": ..., "provenance": ...}` for one agent call."""
     output_model = OUTPUT_MODELS[agent]
     provider = session.provider
-    call_id = f"{session.paper_id}/{stage_id}/{agent}/a{attempt}"
+    call_id = call_name(session.paper_id, stage_id, agent, attempt, session.round)
 
     for finding in untrusted.find_injections(context):
         log_event(

@@ -27,6 +27,8 @@ class AgentSession:
     max_output_tokens: int = 16000
     record_dir: Path | None = None
     """Where real outputs are saved in the replay format (provider.record)."""
+    round: int = 1
+    """1 + the supervisor backtracks of this paper so far (see AgentRequest.round)."""
 
     def model_for(self, agent: str) -> str:
         return self.models.get(agent, self.provider.model)
@@ -57,4 +59,14 @@ def agent_session(config: dict, paper_id: str, out_dir: Path, recordings: str | 
         context_window=cfg.get("context_window_tokens", DEFAULT_CONTEXT_WINDOW),
         max_output_tokens=cfg.get("max_output_tokens", 16000),
         record_dir=record_dir,
+        round=1 + backtrack_count(Path(out_dir)),
     )
+
+
+def backtrack_count(out_dir: Path) -> int:
+    """Supervisor backtracks so far: lines of backtracks.jsonl (written by the verdict
+    step when it invalidates an earlier stage)."""
+    path = out_dir / "backtracks.jsonl"
+    if not path.is_file():
+        return 0
+    return sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip())

@@ -1,4 +1,10 @@
-"""The `reprolab` command: `reprolab demo` runs the bundled example offline."""
+"""The `reprolab` command.
+
+`demo` runs the bundled example offline; `run` runs the pipeline with a config;
+`status` shows each paper's stages, what waits on you and how to answer;
+`approve` / `reject` / `edit` answer a gate; `invalidate` marks a stage to be
+redone (with its dependents) by the next run of the same command.
+"""
 
 from __future__ import annotations
 
@@ -27,11 +33,19 @@ def snakemake_command(configfile: str, cores: int, extra: list[str]) -> list[str
     ]
 
 
+def load_config(configfile: str) -> dict:
+    """config/config.yaml overlaid with the given file, as Snakemake merges them."""
+    config = {}
+    for path in dict.fromkeys(["config/config.yaml", configfile]):
+        if Path(path).is_file():
+            config.update(yaml.safe_load(Path(path).read_text()) or {})
+    return config
+
+
 def report_paths(configfile: str) -> list[Path]:
     from reprolab.settings import paper_entries
 
-    config = yaml.safe_load(Path("config/config.yaml").read_text())
-    config.update(yaml.safe_load(Path(configfile).read_text()) or {})
+    config = load_config(configfile)
     out = Path(config.get("outputs_dir", "outputs"))
     return [out / pid / f"REPRODUCTION_REPORT_{pid}.md" for pid in paper_entries(config)]
 
@@ -64,6 +78,9 @@ def run_pipeline(configfile: str, cores: int, extra: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from reprolab import control
+    from reprolab.errors import ReproLabError
+
     parser = argparse.ArgumentParser(prog="reprolab", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="reproduce the bundled example paper offline")
@@ -72,10 +89,17 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--configfile", default="config/config.yaml")
     run.add_argument("--cores", type=int, default=2)
     run.add_argument("snakemake_args", nargs=argparse.REMAINDER)
+    control.add_commands(sub)
     args = parser.parse_args(argv)
     if args.command == "demo":
         return run_pipeline("config/demo.yaml", args.cores, [])
-    return run_pipeline(args.configfile, args.cores, args.snakemake_args)
+    if args.command == "run":
+        return run_pipeline(args.configfile, args.cores, args.snakemake_args)
+    try:
+        return control.run_command(args, load_config(args.configfile))
+    except ReproLabError as exc:
+        print(f"reprolab: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ class Limits:
     max_code_revisions: int = th.MAX_CODE_REVISIONS
     max_replans: int = th.MAX_REPLANS
     max_analysis_revisions: int = th.MAX_ANALYSIS_REVISIONS
+    max_backtracks: int = th.MAX_BACKTRACKS
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,11 @@ class PaperRun:
         """Provider, per-agent models, cache, metrics and budget of this paper's agent
         calls; built on first use, so steps without agents need no API key."""
         return agent_session(self.config, self.paper_id, self.out_dir, self.recordings)
+
+    @property
+    def gate_wait_s(self) -> float:
+        """How long a gate polls for its answer before stopping its branch."""
+        return float(self.config.get("gates", {}).get("wait_timeout_s", 0))
 
     @property
     def out_dir(self) -> Path:

@@ -17,14 +17,14 @@ from agents import (
 from agents.code_generator import GeneratedCode
 from agents.common import StageType
 from agents.planner import PlannerOutput, PlanStage
-from agents.runner import call_agent
+from agents.runner import OUTPUT_MODELS, call_agent
 from agents.simulation_designer import SimulationDesign
 from reprolab import checks as checks_mod
-from reprolab import compare, lint, sandbox, stage_run
+from reprolab import compare, gates, lint, sandbox, stage_run
 from reprolab import thresholds as th
 from reprolab.errors import GateError, StageBlockedError
 from reprolab.events import log_event
-from reprolab.fileio import atomic_write_json, atomic_write_text, read_json
+from reprolab.fileio import atomic_write_json, atomic_write_text, read_json, validate_as
 from reprolab.planning import load_adaptations, load_plan
 from reprolab.settings import PaperRun
 
@@ -116,45 +116,150 @@ def reviewed_loop(
     reviewer_context,
     code_problems,
     name: str,
+    feedback: str | None = None,
 ) -> dict:
-    """Author → code checks → reviewer, at most `limit` attempts; all kept on disk."""
-    feedback = None
-    for attempt in range(1, limit + 1):
-        artifact = call_agent(
-            author,
-            stage_id=stage_id,
-            attempt=attempt,
-            context=author_context(feedback),
-            session=run.agents,
-            adaptations=adaptations,
+    """Author → code checks → reviewer, `limit` attempts per round, all kept on disk.
+
+    At the limit an ask_user gate opens on the last attempt: approve takes it as it
+    is, edit replaces it (validated like an agent's output), reject starts another
+    round with the user's note as feedback. Rerunning after an answer replays the
+    earlier attempts from the agent cache (no new calls) up to the gate.
+    """
+    attempt, round_no = 0, 1
+    while True:
+        for _ in range(limit):
+            attempt += 1
+            artifact = call_agent(
+                author,
+                stage_id=stage_id,
+                attempt=attempt,
+                context=author_context(feedback),
+                session=run.agents,
+                adaptations=adaptations,
+            )
+            atomic_write_json(stage_dir / f"{name}.r{attempt}.json", artifact)
+            problems = code_problems(artifact["output"])
+            review = call_agent(
+                reviewer,
+                stage_id=stage_id,
+                attempt=attempt,
+                context=reviewer_context(artifact["output"]),
+                session=run.agents,
+                adaptations=adaptations,
+            )
+            review["code_problems"] = problems
+            atomic_write_json(stage_dir / f"{name}_review.r{attempt}.json", review)
+            if review["output"]["verdict"] == "approve" and not problems:
+                log_event(run.out_dir, name, f"{stage_id}: {name} approved at attempt {attempt}")
+                return artifact
+            feedback = "\n".join(
+                [review["output"].get("feedback", "")]
+                + [f"- (checked in code) {p}" for p in problems]
+            ).strip()
+            log_event(run.out_dir, name, f"{stage_id}: {name} attempt {attempt} revised")
+        decided = revision_limit_gate(
+            run, stage_id, stage_dir, name, author, artifact, attempt, round_no, feedback
         )
-        atomic_write_json(stage_dir / f"{name}.r{attempt}.json", artifact)
-        problems = code_problems(artifact["output"])
-        review = call_agent(
-            reviewer,
-            stage_id=stage_id,
-            attempt=attempt,
-            context=reviewer_context(artifact["output"]),
-            session=run.agents,
-            adaptations=adaptations,
+        if decided is not None:
+            problems = code_problems(decided["output"])
+            if problems:
+                raise GateError(
+                    f"{decided['provenance']['decision_file']}: the edited {name} fails the "
+                    "checks made on every attempt:\n"
+                    + "\n".join(f"  - {p}" for p in problems)
+                    + "\nFix field 'revised_data' and run again."
+                )
+            return decided
+        feedback = f"The user rejected attempt {attempt}: {feedback}"
+        round_no += 1
+
+
+def revision_limit_gate(
+    run: PaperRun, stage_id, stage_dir, name, author, artifact, attempt, round_no, feedback
+) -> dict | None:
+    """Ask the user about the last attempt; None means rejected (another round)."""
+    gate_id = f"{stage_id}.{name}_limit" + (f".{round_no}" if round_no > 1 else "")
+    sha = gates.content_sha256(artifact["output"])
+    checkpoint = gates.Checkpoint(
+        gate_id=gate_id,
+        kind="revision_limit",
+        paper_id=run.paper_id,
+        stage_id=stage_id,
+        sha256=sha,
+        question=(
+            f"The {name} of {stage_id} still needs revision after {attempt} attempts. "
+            f"approve: use attempt {attempt} as it is; edit: give your own version in "
+            f"'revised_data'; reject: {attempt} more attempts with your note as feedback."
+        ),
+        options=["approve", "edit", "reject"],
+        payload={
+            "last_attempt": str(stage_dir / f"{name}.r{attempt}.json"),
+            "last_review": str(stage_dir / f"{name}_review.r{attempt}.json"),
+            "feedback": feedback,
+        },
+        answer_file=str(gates.gate_decision_path(run.out_dir, gate_id)),
+        answer_example={"action": "approve", "sha256": sha, "note": ""},
+    )
+    decision = gates.resolve_gate(run.out_dir, checkpoint, run.gate_wait_s)
+    answer = checkpoint.answer_file
+    if decision.action == "reject":
+        gates.log_interaction(
+            run.out_dir,
+            checkpoint.question,
+            decision,
+            f"{name} rejected; another round",
+            kind="revision_limit",
         )
-        review["code_problems"] = problems
-        atomic_write_json(stage_dir / f"{name}_review.r{attempt}.json", review)
-        if review["output"]["verdict"] == "approve" and not problems:
-            log_event(run.out_dir, name, f"{stage_id}: {name} approved at attempt {attempt}")
-            return artifact
-        feedback = "\n".join(
-            [review["output"].get("feedback", "")] + [f"- (checked in code) {p}" for p in problems]
-        ).strip()
-        log_event(run.out_dir, name, f"{stage_id}: {name} attempt {attempt} revised")
-    raise GateError(
-        f"{stage_id}: {name} still needs revision after {limit} attempts; last feedback:\n"
-        f"{feedback}\nThis needs a user decision (ask_user gates: issue #5)."
+        if not decision.note.strip():
+            raise GateError(f"{answer}: a reject needs a 'note' (it is the agent's feedback)")
+        return None
+    if decision.action == "edit":
+        if decision.revised_data is None:
+            raise GateError(f"{answer}: action 'edit' needs field 'revised_data'")
+        output = validate_as(
+            OUTPUT_MODELS[author], decision.revised_data, f"{answer} (field 'revised_data')"
+        )
+        result = {
+            "output": output.model_dump(mode="json"),
+            "provenance": {
+                "agent": author,
+                "source": "user_edit",
+                "stage_id": stage_id,
+                "edited_from_sha256": sha,
+                "decision_file": answer,
+                "note": decision.note,
+            },
+        }
+        impact = f"{name} replaced by the user's edit"
+    else:
+        result = dict(artifact)
+        result["user_decision"] = {"decision_file": answer, "note": decision.note}
+        result.setdefault("provenance", {})["decision_file"] = answer
+        impact = f"{name} attempt {attempt} accepted by the user"
+    gates.log_interaction(run.out_dir, checkpoint.question, decision, impact, kind="revision_limit")
+    log_event(run.out_dir, "gate", f"{stage_id}: {impact}")
+    return result
+
+
+def invalidation_feedback(invalidation: str | Path | None) -> str | None:
+    """Why this stage is being redone (backtrack, user, material gate), for the designer."""
+    if not invalidation:
+        return None
+    records = read_json(invalidation)["records"]
+    return "This stage is being redone. " + " ".join(
+        f"Reason ({r['source']}): {r['reason']}" for r in records[-1:]
     )
 
 
 def design_stage(
-    run, plan_path, adaptations_path, stage_id, dep_verdicts, validated, out_design
+    run,
+    plan_path,
+    adaptations_path,
+    stage_id,
+    dep_verdicts,
+    validated,
+    out_design,
+    invalidation=None,
 ) -> None:
     plan = load_plan(plan_path)
     stage = plan_stage(plan, stage_id)
@@ -185,6 +290,7 @@ def design_stage(
             + lint.problems(static_findings(SimulationDesign.model_validate(out), mats, None, run))
         ),
         name="design",
+        feedback=invalidation_feedback(invalidation),
     )
     artifact["materials"] = mats
     atomic_write_json(out_design, artifact)
@@ -440,6 +546,14 @@ def stage_verdict(
         adaptations=load_adaptations(adaptations_path),
     )
     verdict = artifact["output"]["verdict"]
+    user_note = None
+    if verdict == "backtrack_to_stage":
+        verdict = backtrack(run, plan, stage, artifact["output"])
+    if verdict == "ask_user" and stage.stage_type != StageType.MATERIAL_VALIDATION:
+        decision = supervisor_gate(run, stage, status, reason, artifact["output"])
+        verdict, user_note = "ok_continue", decision.note
+        if decision.action == "reject":
+            status, reason = "completed_failed", f"stopped by the user: {decision.note}"
     if stage.stage_type == StageType.MATERIAL_VALIDATION and verdict != "ask_user":
         # The material checkpoint is mandatory whatever the supervisor says.
         log_event(
@@ -456,6 +570,92 @@ def stage_verdict(
             "reason": reason,
             "supervisor_verdict": verdict,
             "supervisor": artifact,
+            "user_note": user_note,
         },
     )
     log_event(run.out_dir, "verdict", f"{stage.stage_id}: {status} ({reason})")
+
+
+def ancestors(plan: PlannerOutput, stage_id: str) -> list[str]:
+    """The stage and every stage it depends on, directly or not, in plan order."""
+    by_id = {s.stage_id: s for s in plan.stages}
+    seen, todo = set(), [stage_id]
+    while todo:
+        sid = todo.pop()
+        if sid not in seen:
+            seen.add(sid)
+            todo += by_id[sid].dependencies
+    return [s.stage_id for s in plan.stages if s.stage_id in seen]
+
+
+def backtrack(run: PaperRun, plan: PlannerOutput, stage: PlanStage, output: dict) -> str:
+    """Apply a supervisor's backtrack_to_stage, decided in code: the target must be this
+    stage or one it depends on, and the paper may backtrack `limits.max_backtracks`
+    times. A valid backtrack invalidates the target (so the next run of the same
+    command reruns it and its dependents, nothing else) and stops this branch; an
+    invalid one or one over the limit becomes an ask_user verdict."""
+    target = output.get("backtrack_target")
+    valid = ancestors(plan, stage.stage_id)
+    done = read_jsonl(run.out_dir / "backtracks.jsonl")
+    if target not in valid:
+        log_event(
+            run.out_dir,
+            "supervisor",
+            f"{stage.stage_id}: backtrack target {target!r} refused (valid: {valid}); asking",
+        )
+        return "ask_user"
+    if len(done) >= run.limits.max_backtracks:
+        log_event(
+            run.out_dir,
+            "supervisor",
+            f"{stage.stage_id}: backtrack to {target} refused: limits.max_backtracks="
+            f"{run.limits.max_backtracks} reached; asking",
+        )
+        return "ask_user"
+    reason = output.get("feedback") or "(no feedback)"
+    entry = {"from": stage.stage_id, "to": target, "reason": reason, "number": len(done) + 1}
+    gates.invalidate_stage(
+        run.out_dir, target, reason, source=f"supervisor of {stage.stage_id} (backtrack)"
+    )
+    with open(run.out_dir / "backtracks.jsonl", "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(entry) + "\n")
+    redo = [s.stage_id for s in plan.stages if target in ancestors(plan, s.stage_id)]
+    raise StageBlockedError(
+        f"BACKTRACK {entry['number']}/{run.limits.max_backtracks}: the supervisor of "
+        f"{stage.stage_id} sends paper '{run.paper_id}' back to {target}: {reason}\n"
+        f"  {target} is invalidated; run the same command again to redo {', '.join(redo)}."
+    )
+
+
+def supervisor_gate(run: PaperRun, stage: PlanStage, status: str, reason: str, output: dict):
+    """The supervisor asks the user: approve goes on, reject stops this stage (failed)."""
+    done = len(read_jsonl(run.out_dir / "backtracks.jsonl"))
+    gate_id = f"{stage.stage_id}.supervisor" + (f".round{done + 1}" if done else "")
+    sha = gates.content_sha256({"status": status, "reason": reason, "supervisor": output})
+    checkpoint = gates.Checkpoint(
+        gate_id=gate_id,
+        kind="supervisor_ask_user",
+        paper_id=run.paper_id,
+        stage_id=stage.stage_id,
+        sha256=sha,
+        question=(
+            f"The supervisor of {stage.stage_id} ({status}: {reason}) asks you: "
+            f"{output.get('feedback') or 'how to go on?'} approve: go on with the next "
+            "stages; reject: stop here (this stage counts as failed; give the reason in "
+            "'note')."
+        ),
+        options=["approve", "reject"],
+        actions=["approve", "reject"],
+        payload={"status": status, "reason": reason, "supervisor": output},
+        answer_file=str(gates.gate_decision_path(run.out_dir, gate_id)),
+        answer_example={"action": "approve", "sha256": sha, "note": ""},
+    )
+    decision = gates.resolve_gate(run.out_dir, checkpoint, run.gate_wait_s)
+    gates.log_interaction(
+        run.out_dir,
+        checkpoint.question,
+        decision,
+        "stage stopped by the user" if decision.action == "reject" else "went on",
+        kind="supervisor_ask_user",
+    )
+    return decision

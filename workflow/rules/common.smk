@@ -68,6 +68,11 @@ def get_design_inputs(wildcards):
     }
     if stage["stage_type"] != "MATERIAL_VALIDATION":
         inputs["validated"] = f"{OUT}/{wildcards.paper}/validated_materials.json"
+    # Written by a backtrack, the material gate or `reprolab invalidate`: once it is
+    # newer than design.json, this stage and all that depend on it rerun.
+    invalidation = stage_file(wildcards, wildcards.stage, "invalidation.json")
+    if Path(invalidation).is_file():
+        inputs["invalidation"] = invalidation
     return inputs
 
 

@@ -10,4 +10,5 @@ with step(snakemake) as run:
         snakemake.input.deps,
         snakemake.input.get("validated"),
         snakemake.output.design,
+        invalidation=snakemake.input.get("invalidation"),
     )

@@ -8,4 +8,5 @@ with step(snakemake) as run:
         snakemake.input.stage0,
         snakemake.input.decision[0] if snakemake.input.decision else None,
         snakemake.output.validated,
+        wait_s=run.gate_wait_s,
     )

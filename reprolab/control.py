@@ -1,0 +1,185 @@
+"""What `reprolab status|approve|reject|edit|invalidate` do, on the files alone.
+
+Everything is read from (and written to) the paper's results folder; nothing
+here starts Snakemake. Answers are written atomically as a valid Decision for
+the gate's current sha256, so the next run of the same command picks them up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from reprolab import gates
+from reprolab.errors import GateError, InputFileError, ReproLabError
+from reprolab.fileio import atomic_write_json, read_json, read_model
+
+STAGE_FILES = ("verdict.json", "result.json", "design.json")
+
+
+def add_commands(sub) -> None:
+    def with_config(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        p.add_argument("--configfile", default="config/config.yaml")
+        return p
+
+    status = with_config(sub.add_parser("status", help="stages, pending gates, cost, runtime"))
+    status.add_argument("paper", nargs="?", help="one paper_id (default: every paper)")
+    for action in ("approve", "reject", "edit"):
+        p = with_config(sub.add_parser(action, help=f"{action} a pending gate"))
+        p.add_argument("paper")
+        p.add_argument("gate", help="gate id, as `reprolab status` lists it")
+        p.add_argument("--note", default="", help="your reasons (a reject's feedback)")
+        if action == "approve":
+            p.add_argument("--verdict", help="material checkpoint only (default: approve)")
+        if action == "reject":
+            p.add_argument(
+                "--verdict",
+                help="material checkpoint: change_database, change_material or need_help",
+            )
+        if action == "edit":
+            p.add_argument("--file", required=True, help="JSON file with your version")
+    inv = with_config(sub.add_parser("invalidate", help="redo a stage and its dependents"))
+    inv.add_argument("paper")
+    inv.add_argument("stage")
+    inv.add_argument("--reason", required=True)
+
+
+def paper_out(config: dict, paper_id: str) -> Path:
+    from reprolab.settings import paper_entries
+
+    papers = paper_entries(config)
+    if paper_id not in papers:
+        raise ReproLabError(f"unknown paper '{paper_id}' (config papers: {sorted(papers)})")
+    return Path(config.get("outputs_dir", "outputs")) / paper_id
+
+
+def run_command(args, config: dict) -> int:
+    if args.command == "status":
+        print(status_text(config, args.paper))
+        return 0
+    out = paper_out(config, args.paper)
+    if args.command == "invalidate":
+        return invalidate(out, args.stage, args.reason)
+    return answer(out, args)
+
+
+def plan_stage_ids(out: Path) -> list[str]:
+    plan = out / "plan.json"
+    if not plan.is_file():
+        return []
+    return [s["stage_id"] for s in read_json(plan)["output"]["stages"]]
+
+
+def stage_line(out: Path, stage_id: str) -> str:
+    sd = out / "stages" / stage_id
+    verdict = sd / "verdict.json"
+    if verdict.is_file():
+        v = read_json(verdict)
+        state = f"{v['status']}: {v['reason']}"
+        inv = sd / "invalidation.json"
+        if inv.is_file() and inv.stat().st_mtime > verdict.stat().st_mtime:
+            state = (
+                "invalidated (reruns on the next run): " + read_json(inv)["records"][-1]["reason"]
+            )
+    elif (sd / "result.json").is_file():
+        state = "simulated; checks/analysis pending"
+    elif (sd / "design.json").is_file():
+        state = "designed; code/simulation pending"
+    else:
+        state = "not started"
+    return f"  {stage_id:<32} {state}"
+
+
+def runtime_s(out: Path) -> float:
+    total = 0.0
+    for path in (out / "stages").glob("*/result.json"):
+        record = read_json(path)
+        total += record.get("runtime_seconds") or 0.0
+    return total
+
+
+def status_text(config: dict, only: str | None = None) -> str:
+    from reprolab.settings import paper_entries
+
+    papers = paper_entries(config)
+    if only is not None and only not in papers:
+        raise ReproLabError(f"unknown paper '{only}' (config papers: {sorted(papers)})")
+    lines = []
+    for paper_id in [only] if only else papers:
+        out = Path(config.get("outputs_dir", "outputs")) / paper_id
+        lines.append(f"{paper_id}  ({out})")
+        stages = plan_stage_ids(out)
+        lines += [stage_line(out, s) for s in stages] or ["  no plan yet"]
+        pending = gates.pending_gates(out)
+        for cp in pending:
+            lines.append(f"  WAITING: {cp.gate_id} ({cp.kind}) - {cp.question}")
+            lines.append(f"    answer: reprolab approve {paper_id} {cp.gate_id}")
+            others = [a for a in cp.actions if a != "approve"]
+            if others:
+                lines.append(
+                    "        or: "
+                    + " | ".join(
+                        f"reprolab {a} {paper_id} {cp.gate_id}"
+                        + (" --file my.json" if a == "edit" else " --note '...'")
+                        for a in others
+                    )
+                )
+            lines.append(f"    or write {cp.answer_file}: {json.dumps(cp.answer_example)}")
+        for path in sorted((out / "gates").glob("ask_user.*.request.json")):
+            lines.append(f"  ASK: {path} (an agent call needs you; see the file)")
+        cost = out / "cost_summary.json"
+        usd = read_json(cost)["total"]["cost_usd"] if cost.is_file() else 0.0
+        lines.append(f"  cost so far: ${usd:.4f}; simulation time so far: {runtime_s(out):.1f} s")
+        if not pending:
+            lines.append("  nothing waits on you")
+        lines.append("")
+    return "\n".join(lines).rstrip()
+
+
+def find_gate(out: Path, gate_id: str) -> gates.Checkpoint:
+    request = gates.gate_request_path(out, gate_id)
+    if not request.is_file():
+        known = [cp.gate_id for cp in gates.pending_gates(out)]
+        raise GateError(f"no gate '{gate_id}' for {out.name} (pending gates: {known or 'none'})")
+    return read_model(request, gates.Checkpoint)
+
+
+def answer(out: Path, args) -> int:
+    cp = find_gate(out, args.gate)
+    if args.command not in cp.actions:
+        raise GateError(f"gate '{cp.gate_id}' accepts {cp.actions}, not '{args.command}'")
+    decision = {"action": args.command, "sha256": cp.sha256, "note": args.note}
+    if cp.kind == gates.MATERIAL_GATE:
+        verdict = getattr(args, "verdict", None) or (
+            "approve" if args.command == "approve" else "need_help"
+        )
+        if verdict not in gates.MATERIAL_OPTIONS:
+            raise GateError(f"--verdict {verdict!r}: valid: {list(gates.MATERIAL_OPTIONS)}")
+        decision["verdict"] = verdict
+    if args.command == "reject" and not args.note.strip():
+        raise GateError("reject needs --note: it is the feedback for what is redone")
+    if args.command == "edit":
+        path = Path(args.file)
+        try:
+            decision["revised_data"] = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise InputFileError(path, f"cannot be read as JSON: {exc}") from None
+    gates.Decision.model_validate(decision)
+    atomic_write_json(cp.answer_file, decision)
+    print(f"reprolab: wrote {cp.answer_file}; run the same snakemake command again to go on.")
+    return 0
+
+
+def invalidate(out: Path, stage_id: str, reason: str) -> int:
+    stages = plan_stage_ids(out)
+    if stage_id not in stages:
+        raise ReproLabError(
+            f"unknown stage '{stage_id}' of {out.name} (plan stages: {stages or 'no plan yet'})"
+        )
+    path = gates.invalidate_stage(out, stage_id, reason, source="user (reprolab invalidate)")
+    print(
+        f"reprolab: wrote {path}; the next run of the same command redoes {stage_id} and "
+        "every stage that depends on it."
+    )
+    return 0
