@@ -47,6 +47,23 @@ def overlay(paper: Paper, fig_result: dict, out_png: str | Path) -> str:
     return save_figure(fig, out_png)
 
 
+def reproduction(paper: Paper, figure_id: str, curves: dict, out_png: str | Path) -> str:
+    """The reproduced curves alone ({curve_id: (x, y)}) on the paper figure's axes: the
+    report's "reproduction" column where the simulation wrote no plot of its own."""
+    fig_meta = paper.figure(figure_id)
+    fig, ax = plt.subplots(figsize=(6, 4), dpi=100)
+    for i, (curve_id, (x, y)) in enumerate(curves.items()):
+        order = sorted(range(len(x)), key=x.__getitem__)
+        xs, ys = [x[j] for j in order], [y[j] for j in order]
+        ax.plot(xs, ys, "-" if len(xs) > 30 else "o-", color=f"C{i}", ms=4, label=curve_id)
+    ax.set_xlabel(fig_meta.x_label)
+    ax.set_ylabel(fig_meta.y_label)
+    ax.set_title(f"{figure_id} reproduced (simulation output)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return save_figure(fig, out_png)
+
+
 def save_figure(fig, out_png: str | Path) -> str:
     buf = io.BytesIO()
     fig.savefig(buf, format="png")

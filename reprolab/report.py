@@ -144,7 +144,12 @@ def write_report(run, inputs, out_report, out_html=None) -> None:
             f"Stage `{stage_id}` · classification **{fig['classification']}**",
             "",
             *side_by_side(
-                fig_id, paper_img, own_plot(designs[stage_id], stage_dir_of(fig)), fig, out_dir
+                fig_id,
+                paper_img,
+                own_plot(designs[stage_id], stage_dir_of(fig))
+                or drawn_reproduction(run.paper, designs[stage_id], fig, assets),
+                fig,
+                out_dir,
             ),
             "",
             *table_header(
@@ -267,6 +272,26 @@ def own_plot(design: dict, stage_dir: Path) -> Path | None:
         if spec["file"].endswith(".png") and path.is_file():
             return path
     return None
+
+
+def drawn_reproduction(paper, design: dict, fig: dict, assets: Path) -> Path | None:
+    """The reproduced curves drawn by code from the stage's outputs, for a stage whose
+    script wrote no plot of its own."""
+    from reprolab import plots
+    from reprolab.checks import read_numeric_csv
+
+    curves = {}
+    for fo in design.get("figure_outputs", []):
+        path = stage_dir_of(fig) / "run" / fo["file"]
+        if fo["figure_id"] != fig["figure_id"] or not path.is_file():
+            continue
+        cols = read_numeric_csv(path)
+        if fo["x_column"] in cols and fo["y_column"] in cols:
+            curves[fo["curve_id"]] = (cols[fo["x_column"]], cols[fo["y_column"]])
+    if not curves:
+        return None
+    out = assets / f"{fig['figure_id']}_reproduced.png"
+    return Path(plots.reproduction(paper, fig["figure_id"], curves, out))
 
 
 def side_by_side(fig_id, paper_img: Path, own: Path | None, fig: dict, out_dir: Path) -> list[str]:

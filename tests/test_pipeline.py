@@ -138,6 +138,35 @@ def test_approval_resumes_and_report_has_every_figure(workdir, first_run):
     assert (o / "stages/stage1_single_slab/design_review.r2.json").is_file()
 
 
+def test_report_every_figure_readable_offline(workdir, first_run):
+    """Issue 6's 'done when': per target figure the paper's figure, the reproduction, the
+    overlay, the numbers and the classification, in an HTML page that needs no network."""
+    import re
+
+    o = out(workdir)
+    md = (o / f"REPRODUCTION_REPORT_{PAPER}.md").read_text()
+    page = (o / f"REPRODUCTION_REPORT_{PAPER}.html").read_text()
+    assert not re.search(r"https?://|<script|<link|@import", page)
+    srcs = re.findall(r'<img alt="([^"]*)" src="([^"]*)"', page)
+    assert srcs and all(src.startswith("data:image/png;base64,") for _, src in srcs)
+    alts = {alt for alt, _ in srcs}
+    figures = [
+        f
+        for c in sorted((o / "stages").glob("*/comparison.json"))
+        for f in json.loads(c.read_text())["figures"]
+    ]
+    assert sorted(f["figure_id"] for f in figures) == ["fig1", "fig2", "fig3", "fig4"]
+    for f in figures:
+        fid = f["figure_id"]
+        assert {f"{fid} in the paper", f"{fid} reproduced", f"{fid} overlay"} <= alts, fid
+        section = md.split(f"### {fid}:")[1].split("\n### ")[0]
+        assert f"classification **{f['classification']}**" in section
+        for curve in f["curves"]:
+            assert re.search(
+                rf"^\| {curve['curve_id']} \| [0-9.e-]+ \| [0-9.e-]+ \|", section, re.M
+            )
+
+
 def test_second_run_does_nothing(workdir, first_run):
     run = snakemake(workdir)
     assert run.returncode == 0
