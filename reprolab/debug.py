@@ -9,6 +9,7 @@ target is `debug_summary.json` instead of the report.
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -39,6 +40,114 @@ def source_spectrum_plot(design: dict, band: tuple[float, float] | None, out_png
     ax.legend(fontsize=7)
     fig.tight_layout()
     return plots.save_figure(fig, out_png)
+
+
+_CELL = re.compile(r"Computational cell is (\S+) x (\S+) x (\S+) with resolution (\S+)")
+_OBJECT = re.compile(r"^\s+(block|cylinder|sphere|cone|ellipsoid|prism|wedge), center = \((.*)\)$")
+_VEC = re.compile(r"^\s+size \((.*)\)$")
+_RADIUS = re.compile(r"^\s+radius (\S+?),?(?: height (\S+?),)?")
+_HIDDEN = re.compile(r"\.\.\.\(\+ (\d+) objects not shown\)")
+_EPS = re.compile(r"dielectric constant epsilon diagonal = \((.*)\)")
+
+
+def parse_geometry(stdout: str) -> dict | None:
+    """The structure Meep built, from its own log ("Computational cell is ...", one
+    "block, center = (...)" entry per geometric object): the last structure with objects
+    (the scattering run, after an empty normalisation run), or the last one at all."""
+    structures, current = [], None
+    for line in stdout.splitlines():
+        if m := _CELL.search(line):
+            current = {
+                "cell": [float(v) for v in m.groups()[:3]],
+                "resolution": float(m[4]),
+                "objects": [],
+                "objects_not_shown": 0,
+            }
+            structures.append(current)
+        elif current is not None and (m := _HIDDEN.search(line)):
+            current["objects_not_shown"] = int(m[1])  # Meep logs the first 10 only
+        elif current is not None and (m := _OBJECT.match(line)):
+            center = [float(v) for v in m[2].split(",")]
+            current["objects"].append({"type": m[1], "center": center})
+        elif current is not None and current["objects"]:
+            obj = current["objects"][-1]
+            if m := _VEC.match(line):
+                obj["size"] = [float(v) for v in m[1].split(",")]
+            elif m := _RADIUS.match(line):
+                obj["radius"] = float(m[1])
+            elif m := _EPS.search(line):
+                obj["epsilon"] = float(m[1].split(",")[0])
+    with_objects = [s for s in structures if s["objects"]]
+    return (with_objects or structures or [None])[-1]
+
+
+def geometry_plot(geometry: dict, out_png: Path) -> str:
+    """ε of the structure Meep built (high-frequency ε for dispersive media): a profile
+    along the cell for 1D, objects drawn in the cell's plane for 2D/3D."""
+    from matplotlib.patches import Circle, Rectangle
+
+    from reprolab import plots
+
+    cell, objects = geometry["cell"], geometry["objects"]
+    fig, ax = plots.plt.subplots(figsize=(6, 3.4), dpi=100)
+    axes = [i for i, c in enumerate(cell) if c > 0]
+    if len(axes) == 1:
+        a, half = axes[0], cell[axes[0]] / 2
+        z = np.linspace(-half, half, 4000)
+        eps = np.ones_like(z)
+        for obj in objects:  # later objects win, as in Meep
+            if "size" in obj:
+                lo = obj["center"][a] - obj["size"][a] / 2
+                hi = obj["center"][a] + obj["size"][a] / 2
+                eps[(z >= lo) & (z <= hi)] = obj.get("epsilon", 1.0)
+        ax.plot(z, eps, "k-", lw=1)
+        ax.set_xlabel(f"{'xyz'[a]} (a)")
+        ax.set_ylabel("ε (ε∞ for dispersive media)")
+    else:
+        a, b = (axes + [0, 1])[:2]
+        vmax = max([o.get("epsilon", 1.0) for o in objects] + [1.0])
+        cmap = plots.plt.get_cmap("viridis")
+        for obj in objects:
+            color = cmap((obj.get("epsilon", 1.0) - 1) / ((vmax - 1) or 1))
+            c = obj["center"]
+            if "size" in obj:
+                w, h = (min(obj["size"][i], 2 * cell[i]) for i in (a, b))
+                patch = Rectangle((c[a] - w / 2, c[b] - h / 2), w, h, color=color, alpha=0.8)
+            else:
+                patch = Circle((c[a], c[b]), obj.get("radius", 0), color=color, alpha=0.8)
+            ax.add_patch(patch)
+        ax.set_xlim(-cell[a] / 2, cell[a] / 2)
+        ax.set_ylim(-cell[b] / 2, cell[b] / 2)
+        ax.set_aspect("equal")
+        ax.set_xlabel(f"{'xyz'[a]} (a)")
+        ax.set_ylabel(f"{'xyz'[b]} (a)")
+    hidden = geometry["objects_not_shown"]
+    shown = f"{len(objects)} of {len(objects) + hidden}" if hidden else f"{len(objects)}"
+    ax.set_title(
+        f"geometry Meep built: {shown} object(s) (as logged), "
+        f"resolution {geometry['resolution']:g}",
+        fontsize=9,
+    )
+    fig.tight_layout()
+    return plots.save_figure(fig, out_png)
+
+
+def geometry_check(design, geometry: dict | None, factor: float) -> dict:
+    """The seed's geometry_check: what Meep built against what the design says."""
+    if geometry is None:
+        return {"description": design.geometry, "structures_created": 0, "note": "no Meep log"}
+    dims = sum(1 for c in geometry["cell"] if c > 0)
+    expected_res = design.resolution * factor
+    return {
+        "description": design.geometry,
+        "structures_created": len(geometry["objects"]) + geometry["objects_not_shown"],
+        "structures_plotted": len(geometry["objects"]),
+        "structure_types": sorted({o["type"] for o in geometry["objects"]}),
+        "cell": geometry["cell"],
+        "resolution_built": geometry["resolution"],
+        "dimensions_match_design": dims == design.dimensions
+        and abs(geometry["resolution"] - expected_res) <= 1e-6 * expected_res,
+    }
 
 
 def material_plot(materials: list[dict], out_png: Path) -> str | None:
@@ -81,14 +190,19 @@ def write_summary(run, inputs, out_json) -> None:
     comparison1 = read_json(inputs.comparison)
     validated = read_json(inputs.validated)
     band = reported_band(design1, run)
+    factor = run.config.get("debug", {}).get("resolution_factor", 0.5)
+    stdout = Path(inputs.checks[1]).parent / "run" / "stdout.txt"
+    geometry = parse_geometry(stdout.read_text(errors="replace")) if stdout.is_file() else None
     plots = {
+        "geometry_check": (
+            geometry_plot(geometry, out_dir / "geometry_check.png") if geometry else None
+        ),
         "source_spectrum": source_spectrum_plot(
             design1.model_dump(), band, out_dir / "source_spectrum.png"
         ),
         "material_check": material_plot(validated["materials"], out_dir / "material_check.png"),
     }
     findings = lint.design_findings(design1.model_dump(), design1_art["materials"], band)
-    factor = run.config.get("debug", {}).get("resolution_factor", 0.5)
     recommendations = [f"{f.name}: {f.detail}" for f in findings if f.status != "pass"] + [
         f"quick check ran at {factor:g}x the design resolution ({design1.resolution} px/a "
         "in the full run); run without debug mode for the reproduction"
@@ -126,7 +240,7 @@ def write_summary(run, inputs, out_json) -> None:
             ),
             "classification": {f["figure_id"]: f["classification"] for f in comparison1["figures"]},
         },
-        "geometry_check": {"description": design1.geometry, "dimensions": design1.dimensions},
+        "geometry_check": geometry_check(design1, geometry, factor),
         "plots": {k: v for k, v in plots.items() if v},
         "recommendations": recommendations,
         "summary_seconds": round(time.time() - started, 2),
