@@ -8,11 +8,16 @@ the raw result record. `submit_all` sends one job, or a job array for a sweep,
 through submitit and waits for every record. It reads job state with
 `scontrol` (no accounting database needed): a job Slurm killed (TIMEOUT, out
 of memory, cancelled, node failure, preemption) leaves no submitit result, so
-its record is built from the job state and the script's own log files.
+its record is built from the job state and the script's own log files. A job
+Slurm refuses at submission, one pending for a reason that can never be
+satisfied (`UNSCHEDULABLE_REASONS`), and one pending longer than
+`simulation.queue_wait_minutes` are cancelled and recorded as failures instead
+of hanging the pipeline.
 
-`classify_failure` tells failures apart in words a user understands; the
-execution check decides from `failure.action` whether to regenerate code,
-resubmit, or ask the user.
+`classify_failure` tells failures apart in words a user understands; every
+failure record carries `kind`, `summary`, `action` (`FAILURES`) and `log_tail`,
+and the execution check decides from `action` whether to regenerate code,
+resubmit, or ask the user (docs/slurm.md lists them).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import math
 import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
 import time
@@ -29,12 +35,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import submitit
+from submitit.core.utils import FailedJobError, FailedSubmissionError
 
 import reprolab
 from reprolab.fileio import sha256_file
 from reprolab.sandbox import SECRET_NAME, isolate_network
 
 TAIL_CHARS = 4000
+STATE_POLL_S = 2.0
 REPO_ROOT = str(Path(reprolab.__file__).resolve().parents[1])
 SLURM_ENV = (
     "SLURM_JOB_ID",
@@ -97,11 +105,20 @@ class ClusterSettings:
     extra_sbatch: dict = field(default_factory=dict)
     max_concurrent: int = 8
     poll_s: float = 0.5
+    queue_wait_min: float = 30.0
+    """Most minutes a job may pend in the Slurm queue before it is cancelled (0: no limit).
+    Time a sweep point waits behind the array's own throttle does not count."""
 
     @classmethod
     def from_config(cls, sim_cfg: dict) -> ClusterSettings:
         slurm = dict(sim_cfg.get("slurm") or {})
+        queue_wait = float(sim_cfg.get("queue_wait_minutes", 30))
+        if queue_wait < 0:
+            raise ValueError(
+                f"simulation.queue_wait_minutes is {queue_wait:g}; valid: 0 (no limit) or more"
+            )
         return cls(
+            queue_wait_min=queue_wait,
             executor=sim_cfg.get("executor", "local"),
             partition=slurm.get("partition"),
             account=slurm.get("account"),
@@ -216,12 +233,13 @@ def run_job(job: SimulationJob) -> dict:
             exit_code = proc.wait(timeout=job.timeout_s)
         except subprocess.TimeoutExpired:
             timed_out = True
-            os.killpg(proc.pid, 9)
+            os.killpg(proc.pid, signal.SIGKILL)
             exit_code = proc.wait()
     record = {
         "command": cmd,
         "exit_code": exit_code,
         "timed_out": timed_out,
+        "timeout_s": job.timeout_s,
         "runtime_seconds": round(time.time() - started, 3),
         "hostname": os.uname().nodename,
         "stdout_tail": _tail(stdout_path),
@@ -257,7 +275,40 @@ FAILURES = {
     "node_failure": ("resubmit", "The compute node failed while running the job"),
     "preempted": ("resubmit", "The job was preempted by higher-priority work"),
     "job_error": ("ask_user", "The job could not be run (submission or worker error)"),
+    "submission_refused": ("ask_user", "Slurm refused the job at submission"),
+    "unschedulable": (
+        "ask_user",
+        "Slurm can never start the job as requested, so it was cancelled",
+    ),
+    "queue_timeout": (
+        "ask_user",
+        "The job waited in the Slurm queue longer than simulation.queue_wait_minutes "
+        "and was cancelled",
+    ),
 }
+ACTIONS = ("regenerate_code", "resubmit", "ask_user")
+"""What `failure.action` can be: regenerate the code (the script is at fault),
+resubmit it unchanged (the cluster was), or ask the user (limits, resources,
+site configuration)."""
+
+# Pending reasons the request itself causes: waiting cannot help, the request
+# (time, nodes, partition, account, QOS, constraints) must change. Reasons such
+# as Resources, Priority, ReqNodeNotAvail, NodeDown, PartitionDown or BeginTime
+# can clear on their own; queue_wait_minutes bounds those.
+UNSCHEDULABLE_REASONS = {
+    "PartitionTimeLimit": "the time limit is above the partition's MaxTime",
+    "PartitionNodeLimit": "the node count is outside the partition's limits",
+    "PartitionConfig": "the partition cannot give what the job asks for",
+    "BadConstraints": "the constraints can never be satisfied",
+    "InvalidAccount": "the account is invalid",
+    "InvalidQOS": "the QOS is invalid",
+    "AccountNotAllowed": "the account may not use the partition",
+    "QOSNotAllowed": "the QOS may not be used in the partition",
+    "DependencyNeverSatisfied": "a dependency can never be satisfied",
+}
+PER_JOB_LIMIT = re.compile(r"^(QOS|Assoc)Max\w*PerJob\w*$")
+"""QOS/association per-job maxima (e.g. QOSMaxWallDurationPerJobLimit): the job
+itself is too big for them, so it never starts."""
 MEMORY_PATTERNS = re.compile(
     r"MemoryError|std::bad_alloc|Cannot allocate memory|out of memory|oom-kill|"
     r"Exceeded (job|step) memory limit",
@@ -285,9 +336,11 @@ def classify_failure(record: dict, slurm_state: dict | None = None) -> dict | No
     log = out + "\n" + err
     tail = err or out
     code = record.get("exit_code")
-    if state == "TIMEOUT" or record.get("timed_out"):
-        limit = record.get("timeout_s") or (slurm_state or {}).get("TimeLimit", "?")
-        return failure("timeout", f"stopped after {limit} s (limit)", tail)
+    if state == "TIMEOUT":
+        limit = slurm_state.get("TimeLimit", "?")
+        return failure("timeout", f"Slurm stopped it at the job's time limit ({limit})", tail)
+    if record.get("timed_out"):
+        return failure("timeout", f"stopped after {record.get('timeout_s', '?')} s (limit)", tail)
     if state == "OUT_OF_MEMORY" or (code not in (0, None) and MEMORY_PATTERNS.search(log)):
         return failure("out_of_memory", "reduce resolution or cell size, or ask for more", tail)
     if state == "NODE_FAIL":
@@ -312,6 +365,30 @@ def classify_failure(record: dict, slurm_state: dict | None = None) -> dict | No
     if code is None:
         return failure("job_error", f"Slurm state {state or 'unknown'}", tail)
     return failure("nonzero_exit", f"exit code {code}", tail)
+
+
+def unschedulable_reason(reason: str) -> str | None:
+    """Plain words when a pending job's Slurm reason can never clear, else None."""
+    if reason in UNSCHEDULABLE_REASONS:
+        return UNSCHEDULABLE_REASONS[reason]
+    if PER_JOB_LIMIT.match(reason):
+        return "the job is larger than a per-job limit of its QOS or association"
+    return None
+
+
+def pending_verdict(state: dict, queued_s: float, queue_wait_min: float) -> dict | None:
+    """A failure for a pending job that must not wait any longer, else None."""
+    reason = state.get("Reason", "") or "None"
+    why = unschedulable_reason(reason)
+    if why:
+        return failure("unschedulable", f"Slurm's reason {reason}: {why}")
+    if queue_wait_min and queued_s > queue_wait_min * 60:
+        return failure(
+            "queue_timeout",
+            f"pending {queued_s / 60:.1f} min (limit {queue_wait_min:g} min), "
+            f"Slurm's reason {reason}",
+        )
+    return None
 
 
 # ---------------------------------------------------------------------------
@@ -361,36 +438,101 @@ def executor_for(settings: ClusterSettings, resources: Resources, folder: Path, 
     return ex
 
 
-def _wait(job, settings: ClusterSettings, sim: SimulationJob) -> tuple[dict | None, dict, str]:
-    """(record or None, last Slurm state, error text) once the job is over."""
-    state: dict = {}
-    last_check = 0.0
+@dataclass
+class Outcome:
+    """How one submitted job ended, as seen by the submitting side."""
+
+    record: dict | None = None
+    """The worker's record (None when the worker returned none)."""
+    state: dict = field(default_factory=dict)
+    """The last `scontrol show job` fields seen."""
+    error: str = ""
+    failure: dict | None = None
+    """Set when this side stopped the job (never schedulable, queue wait over)."""
+
+
+def _collect(job, state: dict) -> Outcome:
+    try:
+        return Outcome(job.result(), state)
+    except Exception as exc:  # submitit re-raises the worker's failure
+        return Outcome(None, state, f"{type(exc).__name__}: {exc}")
+
+
+def _cancel(job_id: str) -> str:
+    """scancel the job; '' or what went wrong."""
+    try:
+        proc = subprocess.run(["scancel", job_id], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"; scancel {job_id} failed: {exc}"
+    return f"; scancel {job_id} failed: {proc.stderr.strip()}" if proc.returncode else ""
+
+
+def wait_slurm(submitted: list, settings: ClusterSettings) -> list[Outcome]:
+    """Wait for every job of one submission (a job or an array's tasks) together.
+
+    A task pending for a reason that never clears is cancelled at once; one that
+    pends longer than `queue_wait_min` is cancelled then. Queue time is counted
+    per task, from its submission, leaving out time held back by the array's own
+    throttle (Reason JobArrayTaskLimit): that wait is this pipeline's choice.
+    """
+    n = len(submitted)
+    done: list[Outcome | None] = [None] * n
+    states: list[dict] = [{} for _ in submitted]
+    queued = [0.0] * n
+    ended_at: dict[int, float] = {}
+    last_poll = time.time()
     while True:
-        if job.paths.result_pickle.exists() or (settings.executor != "slurm" and job.done()):
-            try:
-                return job.result(), state, ""
-            except Exception as exc:  # submitit re-raises the worker's failure
-                return None, state, f"{type(exc).__name__}: {exc}"
-        if settings.executor == "slurm" and time.time() - last_check > 2:
-            last_check = time.time()
-            state = slurm_state(job.job_id) or state
-            name = state.get("JobState", "")
-            if not state or (name and name not in ACTIVE_STATES):
-                # Give the worker a moment to finish writing its result file.
-                for _ in range(20):
-                    if job.paths.result_pickle.exists():
-                        break
-                    time.sleep(0.5)
-                else:
-                    return None, state, f"job ended in Slurm state {name or 'unknown'}"
+        for i, job in enumerate(submitted):
+            if done[i] is None and job.paths.result_pickle.exists():
+                # The final state: a job cancelled, preempted or timed out still
+                # returns a record (its ranks were killed); Slurm says which.
+                done[i] = _collect(job, slurm_state(job.job_id) or states[i])
+        if all(d is not None for d in done):
+            return done  # type: ignore[return-value]
+        now = time.time()
+        if now - last_poll >= STATE_POLL_S:
+            elapsed, last_poll = now - last_poll, now
+            for i, job in enumerate(submitted):
+                if done[i] is None:
+                    done[i] = _poll(job, states, queued, ended_at, i, elapsed, settings)
         time.sleep(settings.poll_s)
 
 
+def _poll(job, states, queued, ended_at, i, elapsed, settings) -> Outcome | None:
+    states[i] = slurm_state(job.job_id) or states[i]
+    state = states[i]
+    name = state.get("JobState", "")
+    if name == "PENDING":
+        if state.get("Reason") != "JobArrayTaskLimit":
+            queued[i] += elapsed
+        verdict = pending_verdict(state, queued[i], settings.queue_wait_min)
+        if verdict is not None:
+            verdict["summary"] += _cancel(job.job_id)
+            return Outcome(None, state, "", verdict)
+        return None
+    if state and name in ACTIVE_STATES:
+        return None
+    # Over (or forgotten by Slurm): give the worker a moment to write its result.
+    ended_at.setdefault(i, time.time())
+    if job.paths.result_pickle.exists():
+        return _collect(job, state)  # state is already the final one
+    if time.time() - ended_at[i] > 10:
+        return Outcome(None, state, f"job ended in Slurm state {name or 'unknown'}")
+    return None
+
+
 def _finish(
-    sim: SimulationJob, job, record, state, error, settings, resources, array_id: str | None
+    sim: SimulationJob,
+    job,
+    outcome: Outcome,
+    settings: ClusterSettings,
+    resources: Resources,
+    array_id: str | None,
 ) -> dict:
     workdir = Path(sim.workdir)
+    record, state, error = outcome.record, outcome.state, outcome.error
     if record is None:
+        submit_log = _tail(Path(str(job.paths.stderr)), 2000) if job is not None else ""
         record = {
             "command": command_for(sim),
             "exit_code": _exit_code(state),
@@ -399,7 +541,7 @@ def _finish(
             "hostname": state.get("NodeList"),
             "stdout_tail": _tail(workdir / "stdout.txt"),
             "stderr_tail": _tail(workdir / "stderr.txt")
-            or _tail(Path(str(job.paths.stderr)), 2000) + (f"\n{error}" if error else ""),
+            or submit_log + (f"\n{error}" if error else ""),
             "output_files": collect_outputs(workdir, Path(sim.script).name)
             if workdir.is_dir()
             else [],
@@ -410,7 +552,7 @@ def _finish(
     record.update(
         {
             "executor": settings.executor,
-            "job_id": str(job.job_id),
+            "job_id": str(job.job_id) if job is not None else None,
             "array_job_id": array_id,
             "label": sim.label,
             "mpi_ranks": sim.mpi_ranks,
@@ -425,17 +567,17 @@ def _finish(
             k: state.get(k)
             for k in ("JobState", "Reason", "ExitCode", "Restarts", "NodeList", "TimeLimit")
         }
-    record["failure"] = classify_failure(record, state)
+    record["failure"] = outcome.failure or classify_failure(record, state)
     return record
 
 
 def _exit_code(state: dict) -> int | None:
     code = state.get("ExitCode", "")
     try:
-        status, signal = (int(x) for x in code.split(":"))
+        status, signal_number = (int(x) for x in code.split(":"))
     except ValueError:
         return None
-    return status if status else (-signal if signal else None)
+    return status if status else (-signal_number if signal_number else None)
 
 
 def submit_all(
@@ -447,15 +589,21 @@ def submit_all(
     """Submit the jobs (a job array when more than one) and wait for every record."""
     folder = Path(log_folder)
     ex = executor_for(settings, resources, folder, len(jobs))
-    if settings.executor == "slurm" or len(jobs) == 1:
-        submitted = [ex.submit(run_job, jobs[0])] if len(jobs) == 1 else None
-        if submitted is None:
-            submitted = ex.map_array(run_job, jobs)
+    if settings.executor == "slurm":
+        try:
+            submitted = (
+                [ex.submit(run_job, jobs[0])] if len(jobs) == 1 else ex.map_array(run_job, jobs)
+            )
+        except (FailedJobError, FailedSubmissionError, OSError) as exc:
+            # sbatch's own words, e.g. "Memory specification can not be satisfied".
+            words = " ".join(str(exc).replace("sbatch: error:", "").split())
+            refused = Outcome(None, {}, "", failure("submission_refused", words, str(exc)))
+            return [_finish(sim, None, refused, settings, resources, None) for sim in jobs]
         array_id = submitted[0].job_id.split("_")[0] if len(jobs) > 1 else None
-        done = [_wait(job, settings, sim) for job, sim in zip(submitted, jobs, strict=True)]
+        outcomes = wait_slurm(submitted, settings)
         return [
-            _finish(sim, job, *res, settings, resources, array_id)
-            for sim, job, res in zip(jobs, submitted, done, strict=True)
+            _finish(sim, job, out, settings, resources, array_id)
+            for sim, job, out in zip(jobs, submitted, outcomes, strict=True)
         ]
     # Local executors have no array throttle: keep at most max_concurrent running.
     results: list[dict | None] = [None] * len(jobs)
@@ -467,9 +615,7 @@ def submit_all(
             running[i] = ex.submit(run_job, jobs[i])
         for i, job in list(running.items()):
             if job.done():
-                results[i] = _finish(
-                    jobs[i], job, *_wait(job, settings, jobs[i]), settings, resources, None
-                )
+                results[i] = _finish(jobs[i], job, _collect(job, {}), settings, resources, None)
                 del running[i]
         time.sleep(settings.poll_s)
     return [r for r in results if r is not None]

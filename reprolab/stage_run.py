@@ -26,6 +26,7 @@ from reprolab.fileio import atomic_write_json, atomic_write_text, sha256_file
 
 POINT_RECORD = ".point.json"
 DEFAULT_LAUNCHER = "mpirun --oversubscribe -np {ranks}"
+MIN_POINT_SECONDS = 60  # Slurm's time limits are whole minutes
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,13 @@ class SandboxSettings:
 def resources_for(
     design: SimulationDesign, budget_minutes: float, sim_cfg: dict
 ) -> tuple[simulate.Resources, float, list[str]]:
-    """(resources, run timeout in s, notes) from the design's estimate and the plan's budget."""
+    """(resources, run timeout in s, notes) from the design's estimate and the plan's budget.
+
+    The run timeout is the stage's budget; for a sweep it is one point's share:
+    budget / ceil(points / max_concurrent_jobs), at least a minute, and the
+    design's estimate is read as one point's. The Slurm time limit is a minute
+    above the run timeout, so the run's own timeout normally fires first.
+    """
     est = design.performance_estimate
     notes = []
     max_ranks = int(sim_cfg.get("max_mpi_ranks", 2))
@@ -67,11 +74,24 @@ def resources_for(
     if mem > hi:
         notes.append(f"design estimates {est.memory_mb:g} MB; capped at max_memory_mb={hi}")
     mem = max(lo, min(hi, mem))
-    timeout_s = float(budget_minutes) * 60
+    budget_s = float(budget_minutes) * 60
+    timeout_s, share = budget_s, "the plan's budget"
+    if design.sweep is not None:
+        # The budget is the whole stage's: points run in waves of at most
+        # max_concurrent_jobs, and each point gets its wave's share of it.
+        points = len(design.sweep.values)
+        waves = math.ceil(points / max(1, int(sim_cfg.get("max_concurrent_jobs", 8))))
+        timeout_s = max(MIN_POINT_SECONDS, budget_s / waves)
+        share = f"one point's share of the {budget_s:g} s budget"
+        notes.append(
+            f"sweep of {points} points in {waves} wave(s) of max_concurrent_jobs: "
+            f"{timeout_s:g} s per point"
+            + (f" (at least {MIN_POINT_SECONDS} s)" if timeout_s > budget_s / waves else "")
+        )
     if est.runtime_seconds > timeout_s:
         notes.append(
-            f"design estimates {est.runtime_seconds:g} s, over the plan's budget of "
-            f"{timeout_s:g} s; the budget is the limit"
+            f"design estimates {est.runtime_seconds:g} s, over {share} of "
+            f"{timeout_s:g} s; that is the limit"
         )
     return simulate.Resources(ranks, mem, math.ceil(timeout_s / 60) + 1), timeout_s, notes
 

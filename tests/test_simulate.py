@@ -13,11 +13,15 @@ import pytest
 from agents.simulation_designer import SimulationDesign
 from reprolab import sandbox, stage_run
 from reprolab.simulate import (
+    ACTIONS,
+    FAILURES,
     ClusterSettings,
     Resources,
     SimulationJob,
     classify_failure,
     command_for,
+    failure,
+    pending_verdict,
     run_job,
     scrubbed_env,
     submit,
@@ -281,9 +285,44 @@ def test_resources_from_budget_and_estimate():
     )
     assert res == Resources(ranks=2, mem_mb=4000, time_min=11) and timeout_s == 600
     assert len(notes) == 3 and "max_mpi_ranks=2" in notes[0]
+    # A sweep's budget is the whole stage's: each point gets its wave's share.
+    sweep = SimulationDesign.model_validate(_design({"parameter": "n", "values": list(range(8))}))
+    res, timeout_s, notes = stage_run.resources_for(sweep, 10, {"max_concurrent_jobs": 2})
+    assert timeout_s == 150 and res.time_min == 4  # 4 waves of 2 in 600 s
+    assert "8 points in 4 wave(s)" in notes[0]
+    _, timeout_s, _ = stage_run.resources_for(sweep, 10, {"max_concurrent_jobs": 8})
+    assert timeout_s == 600
+    _, timeout_s, notes = stage_run.resources_for(sweep, 2, {"max_concurrent_jobs": 1})
+    assert timeout_s == 60 and "at least 60 s" in notes[0]  # Slurm's minute floor
     settings = ClusterSettings.from_config(
         {"executor": "slurm", "slurm": {"partition": "p", "qos": "q", "extra_sbatch": {"x": 1}}}
     )
     assert (settings.partition, settings.qos, settings.extra_sbatch) == ("p", "q", {"x": 1})
     with pytest.raises(ValueError, match="valid: auto, require, off"):
         stage_run.SandboxSettings.from_config({"sandbox": {"network": "maybe"}})
+
+
+def test_pending_jobs_that_must_not_wait_longer():
+    for reason in ("PartitionTimeLimit", "BadConstraints", "QOSMaxWallDurationPerJobLimit"):
+        got = pending_verdict({"JobState": "PENDING", "Reason": reason}, 0, 30)
+        assert got["kind"] == "unschedulable" and reason in got["summary"], got
+        assert got["action"] == "ask_user"
+    for reason in ("Resources", "Priority", "ReqNodeNotAvail", "BeginTime", "QOSGrpCpuLimit"):
+        state = {"JobState": "PENDING", "Reason": reason}
+        assert pending_verdict(state, 29 * 60, 30) is None, reason
+        got = pending_verdict(state, 31 * 60, 30)
+        assert got["kind"] == "queue_timeout" and f"reason {reason}" in got["summary"]
+        assert got["action"] == "ask_user"
+        assert pending_verdict(state, 10**6, 0) is None  # 0: no limit
+    assert ClusterSettings.from_config({"queue_wait_minutes": 5}).queue_wait_min == 5
+    assert ClusterSettings.from_config({}).queue_wait_min == 30
+    with pytest.raises(ValueError, match="queue_wait_minutes is -1; valid: 0"):
+        ClusterSettings.from_config({"queue_wait_minutes": -1})
+
+
+def test_every_failure_record_says_what_to_do():
+    # The checks and the decision step act on failure.action; every kind has one.
+    for kind, (action, words) in FAILURES.items():
+        got = failure(kind, "detail", "log")
+        assert set(got) == {"kind", "summary", "action", "log_tail"}, kind
+        assert got["action"] == action in ACTIONS and got["summary"].startswith(words), kind

@@ -8,18 +8,26 @@ tests fail with the script's output; they never skip.
 Everything is asserted from recorded job data: the result records written by
 the simulate rule (Slurm's own environment inside the job, the MPI ranks that
 gathered over MPI) and `scontrol show job`.
+
+The last tests make Slurm itself stop, cancel or refuse jobs (time limit,
+scancel from outside, a job that would pend for an hour, requests the cluster
+can never satisfy) and check each ends as a classified failure, not a hang.
 """
 
 import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 import yaml
 
+from agents.simulation_designer import SimulationDesign
+from reprolab import checks, stage_run
+from reprolab.simulate import ClusterSettings, Resources, SimulationJob, submit_all
 from tests.conftest import EXAMPLE, REPO
 
 pytestmark = pytest.mark.slurm
@@ -180,3 +188,137 @@ def test_started_daemons_do_not_hold_the_script_lock(slurm_cluster):
     lock = Path(slurm_cluster) / "lock"
     free = subprocess.run(["flock", "-n", str(lock), "true"], timeout=10)
     assert free.returncode == 0, f"{lock} is held by a process that outlived slurm_up.sh"
+
+
+# ---------------------------------------------------------------------------
+# Jobs Slurm stops, cancels or refuses: each ends as a classified failure.
+
+SRUN = "srun --mpi=pmix -n {ranks}"
+SLEEPER = "import time\nprint('running', flush=True)\ntime.sleep(600)\n"
+
+
+def sleeper(tmp_path: Path, name: str, code: str = SLEEPER) -> SimulationJob:
+    wd = tmp_path / name
+    wd.mkdir()
+    (wd / "simulation.py").write_text(code)
+    return SimulationJob(
+        script=str(wd / "simulation.py"), workdir=str(wd), timeout_s=600, mpi_launcher=SRUN
+    )
+
+
+def submit_bounded(sim, settings, resources, folder, bound_s=300) -> dict:
+    """submit_all, failing (instead of hanging the test session) if it never returns."""
+    box: list = []
+    worker = threading.Thread(
+        target=lambda: box.append(submit_all([sim], settings, resources, folder)[0]), daemon=True
+    )
+    worker.start()
+    worker.join(bound_s)
+    if not box:
+        pytest.fail(f"submit_all did not return within {bound_s} s: the job hung the pipeline")
+    return box[0]
+
+
+def test_job_over_its_time_limit_is_killed_by_slurm_and_classified_timeout(slurm_cluster, tmp_path):
+    # --time=1 (Slurm's least; the one test here that waits over a minute) and a
+    # script that sleeps 10 min under a 10 min run timeout: only Slurm stops it.
+    record = submit_bounded(
+        sleeper(tmp_path, "t"),
+        ClusterSettings(executor="slurm"),
+        Resources(1, 512, 1),
+        tmp_path / "submitit",
+    )
+    failure = record["failure"]
+    assert failure["kind"] == "timeout" and failure["action"] == "ask_user", failure
+    assert "Slurm stopped it at the job's time limit (00:01:00)" in failure["summary"]
+    assert record["slurm_state"]["JobState"] == "TIMEOUT"
+    assert "running" in record["stdout_tail"]  # the log tail is kept
+    assert scontrol_job(record["job_id"])[0]["JobState"] == "TIMEOUT"
+
+
+def test_job_cancelled_from_outside_is_a_classified_failed_run(slurm_cluster, tmp_path):
+    design = SimulationDesign.model_validate(
+        {
+            "stage_id": "stage1_cancelled",
+            "summary": "a run someone cancels",
+            "dimensions": 1,
+            "unit_length_um": 1.0,
+            "resolution": 10,
+            "pml_thickness": 1.0,
+            "source_fcen": 1.0,
+            "source_fwidth": 0.5,
+            "geometry": "none",
+            "output_specifications": [{"file": "out.csv", "columns": ["x"], "description": "x"}],
+            "performance_estimate": {"runtime_seconds": 5, "memory_mb": 100, "mpi_ranks": 1},
+        }
+    )
+    script = tmp_path / "simulation.py"
+    script.write_text(
+        "import os, time\n"
+        "open('jobid.txt', 'w').write(os.environ['SLURM_JOB_ID'])\n"
+        "time.sleep(600)\n"
+    )
+    stage = tmp_path / "stage"
+    jobid = stage / "run" / "jobid.txt"
+
+    def cancel_when_running():
+        for _ in range(1200):
+            if jobid.is_file() and jobid.read_text():
+                subprocess.run(["scancel", jobid.read_text()], check=True)
+                return
+            time.sleep(0.25)
+
+    threading.Thread(target=cancel_when_running, daemon=True).start()
+    cfg = {"executor": "slurm", "mpi_launcher": SRUN}
+    record = stage_run.run_stage(design, 5, cfg, script, stage)
+    failure = record["failure"]
+    assert failure["kind"] == "cancelled" and failure["action"] == "resubmit", failure
+    assert record["slurm_state"]["JobState"] == "CANCELLED"
+    assert scontrol_job(record["job_id"])[0]["JobState"] == "CANCELLED"
+    # The checks fail it like any other failed run.
+    result = checks.run_checks(record, stage / "run", ["out.csv"], True)
+    failed = {c["name"] for c in result["checks"] if c["status"] == "fail"}
+    assert result["verdict"] == "fail" and "exit_code" in failed, result["checks"]
+
+
+def test_job_pending_past_the_queue_wait_limit_is_cancelled(slurm_cluster, tmp_path):
+    # --begin=now+1hour: pending (Reason BeginTime), a reason that clears on its own.
+    sim = sleeper(tmp_path, "q")
+    settings = ClusterSettings(
+        executor="slurm", queue_wait_min=0.1, extra_sbatch={"begin": "now+1hour"}
+    )
+    record = submit_bounded(sim, settings, Resources(1, 512, 2), tmp_path / "submitit")
+    failure = record["failure"]
+    assert failure["kind"] == "queue_timeout" and failure["action"] == "ask_user", failure
+    assert "reason BeginTime" in failure["summary"] and "limit 0.1 min" in failure["summary"]
+    assert scontrol_job(record["job_id"])[0]["JobState"] == "CANCELLED"
+    assert not (Path(sim.workdir) / "stdout.txt").exists()  # it never ran
+
+
+def test_requests_slurm_can_never_satisfy_fail_fast_with_the_reason(slurm_cluster, tmp_path):
+    # Over the 'short' partition's MaxTime (1 min): Slurm accepts the job and
+    # leaves it pending with Reason PartitionTimeLimit. No queue-wait limit here,
+    # so only that reason can end the wait.
+    settings = ClusterSettings(executor="slurm", partition="short", queue_wait_min=0)
+    record = submit_bounded(
+        sleeper(tmp_path, "p"), settings, Resources(1, 512, 5), tmp_path / "submitit"
+    )
+    failure = record["failure"]
+    assert failure["kind"] == "unschedulable" and failure["action"] == "ask_user", failure
+    assert "PartitionTimeLimit" in failure["summary"], failure
+    assert scontrol_job(record["job_id"])[0]["JobState"] == "CANCELLED"
+    # More memory than the node has: sbatch refuses it, in its own words.
+    node_mb = int(
+        subprocess.run(["sinfo", "-h", "-o", "%m"], capture_output=True, text=True, check=True)
+        .stdout.split()[0]
+        .rstrip("+")
+    )
+    record = submit_bounded(
+        sleeper(tmp_path, "m"),
+        ClusterSettings(executor="slurm"),
+        Resources(1, node_mb * 4, 2),
+        tmp_path / "submitit-mem",
+    )
+    failure = record["failure"]
+    assert failure["kind"] == "submission_refused" and failure["action"] == "ask_user", failure
+    assert "memory" in failure["summary"].lower() and record["job_id"] is None, failure
