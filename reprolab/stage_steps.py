@@ -164,7 +164,7 @@ def reviewed_loop(
             problems = code_problems(decided["output"])
             if problems:
                 raise GateError(
-                    f"{decided['provenance']['decision_file']}: the edited {name} fails the "
+                    f"{decided['provenance']['decision_file']}: the {name} you accepted fails the "
                     "checks made on every attempt:\n"
                     + "\n".join(f"  - {p}" for p in problems)
                     + "\nFix field 'revised_data' and run again."

@@ -1,0 +1,230 @@
+"""The seed's decisions on files, through real Snakemake runs and the `reprolab` CLI.
+
+Scenario recordings are built from the example's: paper A's design of stage 1
+needs a revision (the limit is 1, so a revision_limit gate opens), paper B's is
+approved at once. A pending gate in A does not stop B; status tells the user how
+to answer; a stale or malformed answer is refused with nothing lost; a reject
+starts another round; `reprolab invalidate` reruns exactly the stage and its
+dependents. A second workdir drives a supervisor backtrack from stage 2 to 1.
+"""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import EXAMPLE
+from tests.test_pipeline import snakemake
+
+pytestmark = pytest.mark.pipeline
+REPROLAB = str(Path(sys.executable).with_name("reprolab"))
+STAGE0, STAGE1, STAGE2 = "stage0_material_validation", "stage1_single_slab", "stage2_bragg_mirror"
+GATE = f"{STAGE1}.design_limit"
+
+
+def copy_paper(dest: Path, paper_id: str) -> Path:
+    shutil.copytree(EXAMPLE, dest, ignore=shutil.ignore_patterns("recordings"))
+    meta = yaml.safe_load((dest / "metadata.yaml").read_text())
+    meta["paper_id"] = paper_id
+    (dest / "metadata.yaml").write_text(yaml.safe_dump(meta, sort_keys=False))
+    shutil.copytree(EXAMPLE / "recordings", dest / "recordings")
+    for path in (dest / "recordings").rglob("*.yaml"):  # outputs name their paper
+        path.write_text(path.read_text().replace(EXAMPLE.name, paper_id))
+    return dest
+
+
+def edit_recording(path: Path, **output) -> None:
+    data = yaml.safe_load(path.read_text())
+    data["output"].update(output)
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+def write_config(wd: Path, papers: list[Path], **extra) -> None:
+    config = {
+        "outputs_dir": "outputs",
+        "papers": [{"paper_dir": str(p)} for p in papers],
+        "provider": {"kind": "replay"},
+        "simulation": {"executor": "local", "max_mpi_ranks": 2},
+        "gates": {"auto_approve": ["material_checkpoint"]},
+        **extra,
+    }
+    (wd / "config.yaml").write_text(yaml.safe_dump(config))
+
+
+def cli(wd: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [REPROLAB, *args, "--configfile", "config.yaml"],
+        cwd=wd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def target(paper: str, stage: str, name: str = "verdict.json") -> str:
+    return f"outputs/{paper}/stages/{stage}/{name}"
+
+
+@pytest.fixture(scope="module")
+def two_papers(tmp_path_factory):
+    wd = tmp_path_factory.mktemp("decisions")
+    a = copy_paper(wd / "papers" / "paper_a", "paper_a")
+    b = copy_paper(wd / "papers" / "paper_b", "paper_b")
+    rec = b / "recordings" / STAGE1  # B: the revised design is the first one
+    for agent in ("simulation_designer", "design_reviewer"):
+        data = yaml.safe_load((rec / f"{agent}.a2.yaml").read_text()) | {"attempt": 1}
+        (rec / f"{agent}.a1.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    write_config(wd, [a, b], limits={"max_design_revisions": 1})
+    first = snakemake(wd, target("paper_a", STAGE1), target("paper_b", STAGE1))
+    return wd, first
+
+
+def stage_dir(wd: Path, paper: str, stage: str) -> Path:
+    return wd / "outputs" / paper / "stages" / stage
+
+
+def test_a_pending_gate_stops_only_its_own_branch(two_papers):
+    wd, first = two_papers
+    assert first.returncode != 0
+    assert "WAITING FOR YOU: revision limit" in first.stderr
+    assert (stage_dir(wd, "paper_b", STAGE1) / "verdict.json").is_file()
+    a1 = stage_dir(wd, "paper_a", STAGE1)
+    assert not (a1 / "design.json").exists()
+    assert (a1 / "design.r1.json").is_file() and (a1 / "design_review.r1.json").is_file()
+    request = json.loads((wd / f"outputs/paper_a/gates/{GATE}.request.json").read_text())
+    assert request["kind"] == "revision_limit" and request["options"] == [
+        "approve",
+        "edit",
+        "reject",
+    ]
+
+
+def test_status_shows_what_waits_and_how_to_answer(two_papers):
+    wd, _ = two_papers
+    run = cli(wd, "status")
+    assert run.returncode == 0, run.stderr
+    assert f"WAITING: {GATE} (revision_limit)" in run.stdout
+    assert f"reprolab approve paper_a {GATE}" in run.stdout
+    assert f"reprolab reject paper_a {GATE} --note" in run.stdout
+    b_block = run.stdout.split("\npaper_b  ")[1]
+    assert "completed_success" in b_block and "nothing waits on you" in b_block
+    bad = cli(wd, "approve", "paper_c", GATE)
+    assert bad.returncode == 2 and "unknown paper 'paper_c'" in bad.stderr
+    bad = cli(wd, "approve", "paper_a", "no_such_gate")
+    assert bad.returncode == 2 and GATE in bad.stderr  # lists the pending ones
+
+
+def test_stale_and_malformed_answers_refused_with_nothing_lost(two_papers):
+    wd, _ = two_papers
+    a1 = stage_dir(wd, "paper_a", STAGE1)
+
+    def kept():  # attempts are rewritten on a rerun (new time stamp), same content
+        return {p.name: json.loads(p.read_text())["output"] for p in a1.glob("*.json")}
+
+    before = kept()
+    answer = wd / f"outputs/paper_a/gates/{GATE}.json"
+    answer.write_text(json.dumps({"action": "approve", "sha256": "0" * 64}))
+    run = snakemake(wd, target("paper_a", STAGE1))
+    assert run.returncode != 0 and "0" * 64 in run.stderr
+    request = json.loads((wd / f"outputs/paper_a/gates/{GATE}.request.json").read_text())
+    assert request["sha256"] in run.stderr  # names both hashes
+    answer.write_text('{"action": "approve", "sha256": ')
+    run = snakemake(wd, target("paper_a", STAGE1))
+    assert run.returncode != 0 and f"{GATE}.json" in run.stderr
+    assert "not valid JSON" in run.stderr
+    assert kept() == before
+    answer.unlink()
+
+
+def test_reject_starts_another_round_with_the_note(two_papers):
+    wd, _ = two_papers
+    b_verdict = stage_dir(wd, "paper_b", STAGE1) / "verdict.json"
+    b_mtime = b_verdict.stat().st_mtime_ns
+    no_note = cli(wd, "reject", "paper_a", GATE)
+    assert no_note.returncode == 2 and "--note" in no_note.stderr
+    ok = cli(wd, "reject", "paper_a", GATE, "--note", "use the thickness from Table 1")
+    assert ok.returncode == 0, ok.stderr
+    run = snakemake(wd, target("paper_a", STAGE1), target("paper_b", STAGE1))
+    assert run.returncode == 0, run.stderr[-3000:]
+    a1 = stage_dir(wd, "paper_a", STAGE1)
+    design = json.loads((a1 / "design.json").read_text())
+    assert design["provenance"]["attempt"] == 2
+    assert (a1 / "design_review.r2.json").is_file()
+    assert json.loads((a1 / "verdict.json").read_text())["status"] == "completed_success"
+    log = [json.loads(x) for x in (wd / "outputs/paper_a/user_interactions.jsonl").open()]
+    assert log[-1]["interaction_type"] == "revision_limit"
+    assert log[-1]["user_response"]["action"] == "reject"
+    assert b_verdict.stat().st_mtime_ns == b_mtime  # the other paper was not redone
+    assert "nothing waits on you" in cli(wd, "status", "paper_a").stdout
+
+
+def test_invalidate_reruns_exactly_the_stage_and_its_dependents(two_papers):
+    wd, _ = two_papers
+    s0, s1 = stage_dir(wd, "paper_b", STAGE0), stage_dir(wd, "paper_b", STAGE1)
+    before0 = (s0 / "verdict.json").stat().st_mtime_ns
+    before1 = json.loads((s1 / "result.json").read_text())["job_id"]
+    a_before = (stage_dir(wd, "paper_a", STAGE1) / "verdict.json").stat().st_mtime_ns
+    bad = cli(wd, "invalidate", "paper_b", "stage9_nothing", "--reason", "x")
+    assert bad.returncode == 2 and STAGE1 in bad.stderr
+    ok = cli(wd, "invalidate", "paper_b", STAGE1, "--reason", "source spectrum looked odd")
+    assert ok.returncode == 0, ok.stderr
+    assert "invalidated" in cli(wd, "status", "paper_b").stdout
+    run = snakemake(wd, target("paper_a", STAGE1), target("paper_b", STAGE1))
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert json.loads((s1 / "result.json").read_text())["job_id"] != before1
+    assert (s0 / "verdict.json").stat().st_mtime_ns == before0
+    assert (stage_dir(wd, "paper_a", STAGE1) / "verdict.json").stat().st_mtime_ns == a_before
+    design = json.loads((s1 / "design.json").read_text())
+    assert design["provenance"]["stage_id"] == STAGE1
+    assert "source spectrum looked odd" in (wd / "outputs/paper_b/events.jsonl").read_text()
+
+
+@pytest.fixture(scope="module")
+def backtrack(tmp_path_factory):
+    """Stage 2's supervisor sends the paper back to stage 1 once; the redone stages
+    replay their round-2 recordings (copies of round 1, stage 2 then goes on)."""
+    wd = tmp_path_factory.mktemp("backtrack")
+    paper = copy_paper(wd / "papers" / "paper_c", "paper_c")
+    rec = paper / "recordings"
+    for stage in (STAGE1, STAGE2):
+        for path in sorted((rec / stage).glob("*.a*.yaml")):
+            shutil.copy(path, path.with_name(path.name.replace(".a", ".round2.a", 1)))
+    edit_recording(
+        rec / STAGE2 / "supervisor.a1.yaml",
+        verdict="backtrack_to_stage",
+        backtrack_target=STAGE1,
+        feedback="The slab's Fabry-Perot fringes are off; redo stage 1 with a finer grid.",
+    )
+    write_config(wd, [paper])
+    runs = [snakemake(wd, target("paper_c", STAGE2))]
+    sd = {s: stage_dir(wd, "paper_c", s) for s in (STAGE0, STAGE1, STAGE2)}
+    before = {s: json.loads((d / "result.json").read_text())["job_id"] for s, d in sd.items()}
+    stage0_mtime = (sd[STAGE0] / "verdict.json").stat().st_mtime_ns
+    runs.append(snakemake(wd, target("paper_c", STAGE2)))
+    runs.append(snakemake(wd, target("paper_c", STAGE2)))
+    return wd, runs, sd, before, stage0_mtime
+
+
+def test_backtrack_redoes_stage_1_and_2_not_0(backtrack):
+    wd, (first, second, third), sd, before, stage0_mtime = backtrack
+    assert first.returncode != 0 and "BACKTRACK 1/2" in first.stderr
+    assert "redo stage1_single_slab, stage2_bragg_mirror" in first.stderr
+    invalidation = json.loads((sd[STAGE1] / "invalidation.json").read_text())
+    assert "finer grid" in invalidation["records"][-1]["reason"]
+    assert second.returncode == 0, second.stderr[-3000:]
+    after = {s: json.loads((d / "result.json").read_text())["job_id"] for s, d in sd.items()}
+    assert after[STAGE0] == before[STAGE0]
+    assert after[STAGE1] != before[STAGE1] and after[STAGE2] != before[STAGE2]
+    assert (sd[STAGE0] / "verdict.json").stat().st_mtime_ns == stage0_mtime
+    verdict = json.loads((sd[STAGE2] / "verdict.json").read_text())
+    assert verdict["supervisor_verdict"] == "ok_continue"
+    assert verdict["supervisor"]["provenance"]["source"] == "replay"
+    design1 = json.loads((sd[STAGE1] / "design.json").read_text())
+    assert design1["provenance"]["stage_id"] == STAGE1
+    lines = (wd / "outputs/paper_c/backtracks.jsonl").read_text().splitlines()
+    assert [json.loads(x)["to"] for x in lines] == [STAGE1]
+    assert third.returncode == 0 and "Nothing to be done" in third.stdout + third.stderr
