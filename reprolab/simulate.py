@@ -27,6 +27,7 @@ import math
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -248,6 +249,7 @@ def run_job(job: SimulationJob) -> dict:
         "mpi": _read_json(workdir / ".mpi.json"),
         "slurm_env": {k: os.environ[k] for k in SLURM_ENV if k in os.environ},
         "network_isolated": job.isolate_network,
+        "disk_free_bytes": shutil.disk_usage(workdir).free,
     }
     record["failure"] = classify_failure(record)
     return record
@@ -275,6 +277,7 @@ FAILURES = {
     "node_failure": ("resubmit", "The compute node failed while running the job"),
     "preempted": ("resubmit", "The job was preempted by higher-priority work"),
     "job_error": ("ask_user", "The job could not be run (submission or worker error)"),
+    "disk_full": ("ask_user", "The disk the simulation writes to is full (or over quota)"),
     "submission_refused": ("ask_user", "Slurm refused the job at submission"),
     "unschedulable": (
         "ask_user",
@@ -349,6 +352,22 @@ def classify_failure(record: dict, slurm_state: dict | None = None) -> dict | No
         return failure("preempted", f"requeued {restarts} time(s)", tail)
     if state in {"CANCELLED", "DEADLINE"} or state.startswith("CANCELLED"):
         return failure("cancelled", f"Slurm state {state}", tail)
+    if code not in (0, None) and (
+        DISK_FULL_PATTERNS.search(log)
+        or record.get("disk_free_bytes", DISK_LOW_BYTES) < DISK_LOW_BYTES
+    ):
+        # Not the code's fault, and its own error message may not have fitted on the disk.
+        free = record.get("disk_free_bytes")
+        where = f"{free} bytes left in the run directory" if free is not None else "see the log"
+        return failure("disk_full", f"{where}; free space or move outputs_dir", tail)
+    killed = outside_signal(code, log)
+    if killed:
+        # The code did nothing wrong: resubmit, as for a Slurm cancellation.
+        return failure(
+            "cancelled",
+            f"killed by {killed} from outside the job (or by the kernel's out-of-memory killer)",
+            tail,
+        )
     if code == 0 and not state.startswith(("FAILED", "BOOT_FAIL")):
         if NAN_PATTERNS.search(log):
             return failure("meep_nan", "the log reports NaN/Inf fields", tail)
@@ -365,6 +384,27 @@ def classify_failure(record: dict, slurm_state: dict | None = None) -> dict | No
     if code is None:
         return failure("job_error", f"Slurm state {state or 'unknown'}", tail)
     return failure("nonzero_exit", f"exit code {code}", tail)
+
+
+DISK_FULL_PATTERNS = re.compile(r"No space left on device|Disk quota exceeded")
+DISK_LOW_BYTES = 1 << 20  # less than this free after a failed run: the disk filled up
+
+# Signals that stop a job from outside (kill, Ctrl-C, a closed terminal, shutdown);
+# a crash (SIGSEGV, SIGABRT, SIGFPE) stays a failure of the code.
+OUTSIDE_SIGNALS = {signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
+MPIRUN_SIGNAL = re.compile(r"exited on signal (\d+)")
+
+
+def outside_signal(code: int | None, log: str) -> str | None:
+    """The signal's name when the script (or one MPI rank, as mpirun reports it) was
+    stopped from outside; None otherwise."""
+    if code in (0, None):
+        return None
+    found = MPIRUN_SIGNAL.search(log)
+    signum = int(found.group(1)) if found else (-code if code < 0 else None)
+    if signum not in OUTSIDE_SIGNALS:
+        return None
+    return signal.Signals(signum).name
 
 
 def unschedulable_reason(reason: str) -> str | None:
