@@ -14,6 +14,16 @@ class InputFileError(ReproLabError):
         super().__init__(f"{self.path}: {problem}")
 
 
+class OutputFileError(ReproLabError):
+    """An artifact cannot be written (read-only or full file system); whatever was
+    at its path before is left as it was."""
+
+    def __init__(self, path, problem: str):
+        self.path = str(path)
+        self.problem = problem
+        super().__init__(f"{self.path}: {problem}")
+
+
 class GateError(ReproLabError):
     """A human gate is waiting for an answer, or its answer cannot be accepted."""
 

@@ -16,23 +16,33 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from reprolab.errors import InputFileError
+from reprolab.errors import InputFileError, OutputFileError
 
 M = TypeVar("M", bound=BaseModel)
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
+    """Write to a temporary file beside `path`, then rename: a crash or a full disk
+    leaves the previous version (or nothing), never a truncated file."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise OutputFileError(path, f"cannot be written: {exc.strerror} ({exc.filename})") from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            kept = "the previous version is kept" if path.exists() else "nothing was written"
+            raise OutputFileError(
+                path, f"cannot be written ({exc.strerror}, {len(data)} bytes); {kept}"
+            ) from None
         raise
     return path
 

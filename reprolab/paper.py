@@ -53,6 +53,9 @@ class Paper:
                 raise InputFileError(
                     self.metadata_path, f"refers to '{rel}', which does not exist in {self.folder}"
                 )
+        for fig in self.meta.figures:  # every digitized curve parses, before any work
+            for curve in fig.curves:
+                read_xy_csv(self.folder / curve.digitized)
 
     @property
     def paper_id(self) -> str:
@@ -92,6 +95,10 @@ def read_xy_csv(path: str | Path) -> tuple[list[float], list[float]]:
             rows = list(csv.reader(fh))
     except OSError as exc:
         raise InputFileError(path, f"cannot be read ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise InputFileError(
+            path, f"is not a UTF-8 text CSV (byte {exc.start}: {exc.reason}); expected 'x,y' rows"
+        ) from None
     if not rows or [c.strip() for c in rows[0]] != ["x", "y"]:
         raise InputFileError(path, "first line must be the header 'x,y'")
     xs, ys = [], []
