@@ -21,7 +21,13 @@ PAPER = "silica_bragg_2026"
 
 
 def snakemake(workdir: Path, *extra: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    cmd = [
+    cmd = snakemake_cmd(workdir, *extra)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=env)
+
+
+def snakemake_cmd(workdir: Path, *extra: str) -> list[str]:
+    """The command a user runs in `workdir` (its config.yaml), with `extra` options."""
+    return [
         SNAKEMAKE,
         "--snakefile",
         str(REPO / "Snakefile"),
@@ -34,7 +40,6 @@ def snakemake(workdir: Path, *extra: str, env: dict | None = None) -> subprocess
         "--keep-going",
         *extra,
     ]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=env)
 
 
 @pytest.fixture(scope="module")
