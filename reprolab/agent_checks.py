@@ -21,7 +21,7 @@ from reprolab import thresholds as th
 from reprolab.events import log_event
 from reprolab.fileio import atomic_write_json, read_json
 from reprolab.planning import load_adaptations, load_plan
-from reprolab.stage_steps import plan_stage
+from reprolab.stage_steps import code_that_ran, plan_stage
 
 VERDICT_ORDER = ("pass", "warning", "fail")
 # Threshold values an analysis may quote (as fractions or percent).
@@ -67,7 +67,7 @@ def validate_run(
     run, result_path, checks_path, code_json, design_path, plan_path, adaptations_path, out
 ) -> None:
     record, checks = read_json(result_path), read_json(checks_path)
-    code = GeneratedCode.model_validate(read_json(code_json)["output"])
+    code = GeneratedCode.model_validate(read_json(code_that_ran(record, code_json))["output"])
     stage_id = checks["stage_id"]
     stage = plan_stage(load_plan(plan_path), stage_id)
     adaptations = load_adaptations(adaptations_path)

@@ -18,6 +18,8 @@ class Limits:
     max_replans: int = th.MAX_REPLANS
     max_analysis_revisions: int = th.MAX_ANALYSIS_REVISIONS
     max_backtracks: int = th.MAX_BACKTRACKS
+    max_execution_failures: int = th.MAX_EXECUTION_FAILURES
+    max_physics_failures: int = th.MAX_PHYSICS_FAILURES
 
 
 @dataclass(frozen=True)

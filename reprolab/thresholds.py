@@ -126,3 +126,5 @@ MAX_CODE_REVISIONS = 3
 MAX_ANALYSIS_REVISIONS = 2
 MAX_REPLANS = 2
 MAX_BACKTRACKS = 2
+MAX_EXECUTION_FAILURES = 2  # per stage; the paper's total is kept and never reset
+MAX_PHYSICS_FAILURES = 2  # per stage; then the supervisor decides (physics_stuck)

@@ -228,3 +228,79 @@ def test_backtrack_redoes_stage_1_and_2_not_0(backtrack):
     lines = (wd / "outputs/paper_c/backtracks.jsonl").read_text().splitlines()
     assert [json.loads(x)["to"] for x in lines] == [STAGE1]
     assert third.returncode == 0 and "Nothing to be done" in third.stdout + third.stderr
+
+
+CRASH = "raise RuntimeError('planted: meep.Simulation got an unexpected keyword')\n"
+
+
+def plant_crash(rec: Path, attempt: int) -> None:
+    """Code attempt `attempt` of stage 1 crashes at once; the reviewer approves it."""
+    good = yaml.safe_load((rec / "code_generator.a1.yaml").read_text())
+    data = {**good, "attempt": attempt}
+    data["output"] = {**good["output"], "code": CRASH + good["output"]["code"]}
+    (rec / f"code_generator.a{attempt}.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    review = yaml.safe_load((rec / "code_reviewer.a1.yaml").read_text()) | {"attempt": attempt}
+    (rec / f"code_reviewer.a{attempt}.yaml").write_text(yaml.safe_dump(review, sort_keys=False))
+
+
+@pytest.fixture(scope="module")
+def repairs(tmp_path_factory):
+    """paper_d's first script crashes and the regenerated one works; paper_e's crashes
+    twice (max_execution_failures), so the user is asked."""
+    wd = tmp_path_factory.mktemp("repairs")
+    d = copy_paper(wd / "papers" / "paper_d", "paper_d")
+    e = copy_paper(wd / "papers" / "paper_e", "paper_e")
+    for paper, crashing in ((d, (1,)), (e, (1, 2))):
+        rec = paper / "recordings" / STAGE1
+        good = rec / "code_generator.a1.yaml"
+        shutil.copy(good, rec / "code_generator.good.yaml")
+        for attempt in (2,):  # the regenerated code, unless planted below
+            data = yaml.safe_load(good.read_text()) | {"attempt": attempt}
+            (rec / f"code_generator.a{attempt}.yaml").write_text(yaml.safe_dump(data))
+            review = yaml.safe_load((rec / "code_reviewer.a1.yaml").read_text())
+            (rec / f"code_reviewer.a{attempt}.yaml").write_text(
+                yaml.safe_dump(review | {"attempt": attempt})
+            )
+        for attempt in sorted(crashing, reverse=True):
+            plant_crash(rec, attempt)
+    write_config(wd, [d, e])
+    first = snakemake(wd, target("paper_d", STAGE1), target("paper_e", STAGE1))
+    return wd, first
+
+
+def test_failed_run_is_regenerated_with_the_error(repairs):
+    wd, first = repairs
+    sd = stage_dir(wd, "paper_d", STAGE1)
+    result = json.loads((sd / "result.json").read_text())
+    assert result["exit_code"] == 0 and result["execution_failures"] == 1
+    assert result["code_artifact"].endswith("code.fix1.json")
+    failed = json.loads((sd / "failed_runs/f1/result.json").read_text())
+    assert failed["failure"]["kind"] == "python_exception"
+    assert "planted" in failed["failure"]["summary"]
+    regenerated = json.loads((sd / "code.r2.json").read_text())
+    assert CRASH not in regenerated["output"]["code"]
+    assert (sd / "simulation.fix1.py").read_text() == regenerated["output"]["code"]
+    checks = json.loads((sd / "checks.json").read_text())
+    assert checks["verdict"] == "pass" and checks["code_artifact"] == result["code_artifact"]
+    verdict = json.loads((sd / "verdict.json").read_text())
+    assert verdict["status"] == "completed_success"
+    failures = (wd / "outputs/paper_d/run_failures.jsonl").read_text().splitlines()
+    assert len(failures) == 1 and json.loads(failures[0])["kind"] == "execution"
+
+
+def test_repeated_failures_ask_the_user_and_resume_without_rerunning(repairs):
+    wd, first = repairs
+    gate = f"{STAGE1}.execution_limit"
+    assert first.returncode != 0 and "WAITING FOR YOU: execution limit" in first.stderr
+    assert f"reprolab approve paper_e {gate}" in cli(wd, "status", "paper_e").stdout
+    se = stage_dir(wd, "paper_e", STAGE1)
+    assert sorted(p.name for p in (se / "failed_runs").iterdir()) == ["f1", "f2"]
+    assert cli(wd, "approve", "paper_e", gate, "--note", "let it fail").returncode == 0
+    run = snakemake(wd, target("paper_e", STAGE1))
+    result = json.loads((se / "result.json").read_text())
+    assert result["failure"]["kind"] == "python_exception"
+    assert result["reused_from"].endswith("failed_runs/f2")  # resumed, not rerun
+    failures = (wd / "outputs/paper_e/run_failures.jsonl").read_text().splitlines()
+    assert len(failures) == 2  # the never-reset total counts each failure once
+    verdict = json.loads((se / "verdict.json").read_text())
+    assert verdict["status"] == "completed_failed", run.stderr[-2000:]
