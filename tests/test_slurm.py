@@ -155,6 +155,8 @@ def test_sweep_ran_as_one_throttled_job_array(slurm_run):
     tasks = scontrol_job(array_id)
     assert len(tasks) == 8
     assert {t.get("ArrayTaskThrottle") for t in tasks} == {"2"}  # max_concurrent_jobs
+    # Each point gets its share of the 10 min budget: 8 points in 4 waves of 2.
+    assert sweep["timeout_s"] == 150 and {t["TimeLimit"] for t in tasks} == {"00:04:00"}
     gathered = wd / "outputs" / PAPER / "stages/stage3_pairs_sweep/run/pairs_sweep.csv"
     assert len(gathered.read_text().splitlines()) == 9
 
