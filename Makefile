@@ -3,7 +3,7 @@
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test lint format clean
+.PHONY: setup demo test bench lint format clean
 
 setup:
 	@bash scripts/setup.sh
@@ -13,6 +13,9 @@ demo: setup  ## reproduce the bundled example paper offline; prints the report p
 
 test: setup  ## unit tests + a real Snakemake/Meep run of the example paper
 	@$(BIN)/pytest -q
+
+bench: setup  ## speed and cost numbers -> benchmarks/results/bench.{json,md} (~5 min)
+	$(BIN)/python benchmarks/bench.py
 
 lint: setup
 	$(BIN)/ruff format --check .
