@@ -21,7 +21,7 @@ from reprolab import thresholds as th
 from reprolab.events import log_event
 from reprolab.fileio import atomic_write_json, read_json
 from reprolab.planning import load_adaptations, load_plan
-from reprolab.stage_steps import code_that_ran, plan_stage
+from reprolab.stage_steps import code_that_ran, passed_on_block, plan_stage
 
 VERDICT_ORDER = ("pass", "warning", "fail")
 # Threshold values an analysis may quote (as fractions or percent).
@@ -66,6 +66,8 @@ def combined_verdict(checks_verdict: str, agent_verdicts: list[str]) -> str:
 def validate_run(
     run, result_path, checks_path, code_json, design_path, plan_path, adaptations_path, out
 ) -> None:
+    if passed_on_block(run, out, result_path):
+        return
     record, checks = read_json(result_path), read_json(checks_path)
     code = GeneratedCode.model_validate(read_json(code_that_ran(record, code_json))["output"])
     stage_id = checks["stage_id"]
@@ -179,6 +181,8 @@ def analyze_stage(
 ) -> None:
     """ResultsAnalyzer ⇄ ComparisonValidator, at most `max_analysis_revisions` rounds;
     at the limit the analysis goes to the supervisor flagged, as the seed says."""
+    if passed_on_block(run, out_analysis, comparison_path):
+        return
     comparison = read_json(comparison_path)
     stage = plan_stage(load_plan(plan_path), comparison["stage_id"])
     stage_dir = Path(out_analysis).parent

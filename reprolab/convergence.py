@@ -69,8 +69,10 @@ def run_convergence(run, design_path, code_json, plan_path, out_json) -> None:
     from agents.simulation_designer import SimulationDesign
     from reprolab import stage_run
     from reprolab.planning import load_plan
-    from reprolab.stage_steps import plan_stage
+    from reprolab.stage_steps import passed_on_block, plan_stage
 
+    if passed_on_block(run, out_json, design_path):
+        return
     design = SimulationDesign.model_validate(read_json(design_path)["output"])
     code = read_json(code_json)["output"]["code"]
     stage_dir = Path(out_json).parent

@@ -49,10 +49,25 @@ def write_report(run, inputs, out_report, out_html=None) -> None:
     validated = read_json(inputs.validated)
     verdicts = [read_json(p) for p in inputs.verdicts]
     comparisons = {c["stage_id"]: c for c in map(read_json, inputs.comparisons)}
-    analyses = {a["output"]["stage_id"]: a["output"] for a in map(read_json, inputs.analyses)}
-    results = {r["stage_id"]: r for r in map(read_json, inputs.results)}
-    designs = {d["stage_id"]: d for d in (read_json(p)["output"] for p in inputs.designs)}
-    checks_by_stage = {c["stage_id"]: c for c in map(read_json, getattr(inputs, "checks", []))}
+    # Blocked stages (dependency failed, hierarchy, budget) left blocked artifacts only.
+    ran = [read_json(p) for p in inputs.results]
+    ran_ids = {r["stage_id"] for r in ran if not r.get("blocked")}
+    analyses = {
+        a["output"]["stage_id"]: a["output"]
+        for a in map(read_json, inputs.analyses)
+        if not a.get("blocked")
+    }
+    results = {r["stage_id"]: r for r in ran if r["stage_id"] in ran_ids}
+    designs = {
+        d["output"]["stage_id"]: d["output"]
+        for d in map(read_json, inputs.designs)
+        if not d.get("blocked")
+    }
+    checks_by_stage = {
+        c["stage_id"]: c
+        for c in map(read_json, getattr(inputs, "checks", []))
+        if c["stage_id"] in ran_ids
+    }
 
     figure_rows = []  # (figure_id, stage_id, fig_result)
     for stage in plan.stages:
@@ -81,6 +96,11 @@ def write_report(run, inputs, out_report, out_html=None) -> None:
         + ", ".join(f"{v['stage_id']} {v['status']}" for v in verdicts)
         + " |",
         f"| Simulation wall time | {sim_seconds:.1f} s in {len(results)} jobs |",
+        *(
+            f"| Not run: {v['stage_id']} | blocked: {v['reason']} |"
+            for v in verdicts
+            if v["status"] == "blocked"
+        ),
         "| Material checkpoint | "
         + (
             "**AUTO-APPROVED by configuration (demo)**, not by a person"
@@ -125,6 +145,8 @@ def write_report(run, inputs, out_report, out_html=None) -> None:
         ),
     ]
     for stage in plan.stages:
+        if stage.stage_id not in results:
+            continue  # blocked: listed with its reason in the executive summary
         d, r = designs[stage.stage_id], results[stage.stage_id]
         md.append(
             f"| {stage.stage_id} | {d['dimensions']}D | {d['resolution']} | {d['pml_thickness']} | "
@@ -223,6 +245,9 @@ def write_report(run, inputs, out_report, out_html=None) -> None:
     # 6. Conclusions
     md += ["## 6. Conclusions", ""]
     for v in verdicts:
+        if v["status"] == "blocked":
+            md.append(f"- `{v['stage_id']}`: not run, blocked ({v['reason']}).")
+            continue
         md.append(
             f"- `{v['stage_id']}`: {v['status']} ({v['reason']}). Supervisor "
             f"({v['supervisor_verdict']}): {v['supervisor']['output']['feedback']}"
@@ -365,7 +390,11 @@ def checks_section(checks_by_stage: dict, out_dir: Path) -> list[str]:
 
 
 def convergence_section(out_dir: Path) -> list[str]:
-    files = sorted(out_dir.glob("stages/*/convergence.json"))
+    files = [
+        p
+        for p in sorted(out_dir.glob("stages/*/convergence.json"))
+        if not read_json(p).get("blocked")
+    ]
     if not files:
         return []
     md = ["## Convergence (rerun at twice the resolution)", ""]

@@ -20,6 +20,7 @@ class Limits:
     max_backtracks: int = th.MAX_BACKTRACKS
     max_execution_failures: int = th.MAX_EXECUTION_FAILURES
     max_physics_failures: int = th.MAX_PHYSICS_FAILURES
+    max_total_runtime_hours: float = th.MAX_TOTAL_RUNTIME_HOURS
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,12 @@ class PaperRun:
         """Provider, per-agent models, cache, metrics and budget of this paper's agent
         calls; built on first use, so steps without agents need no API key."""
         return agent_session(self.config, self.paper_id, self.out_dir, self.recordings)
+
+    @property
+    def total_runtime_budget_s(self) -> float | None:
+        """Simulation time the whole paper may use (limits.max_total_runtime_hours)."""
+        hours = self.limits.max_total_runtime_hours
+        return hours * 3600 if hours else None
 
     @property
     def gate_wait_s(self) -> float:

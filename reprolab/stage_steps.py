@@ -20,7 +20,7 @@ from agents.planner import PlannerOutput, PlanStage
 from agents.runner import OUTPUT_MODELS, call_agent
 from agents.simulation_designer import SimulationDesign
 from reprolab import checks as checks_mod
-from reprolab import compare, gates, lint, sandbox, stage_run
+from reprolab import compare, eligibility, gates, lint, sandbox, stage_run
 from reprolab import thresholds as th
 from reprolab.errors import GateError, StageBlockedError
 from reprolab.events import log_event
@@ -48,17 +48,6 @@ def plan_stage(plan: PlannerOutput, stage_id: str) -> PlanStage:
             return stage
     valid = ", ".join(s.stage_id for s in plan.stages)
     raise StageBlockedError(f"stage '{stage_id}' is not in the plan (valid: {valid})")
-
-
-def require_dependencies(stage: PlanStage, dep_verdicts: list[str | Path]) -> None:
-    """A stage runs only when every dependency completed with success or partial."""
-    for path in dep_verdicts:
-        verdict = read_json(path)
-        if verdict["status"] not in OK_STATUSES:
-            raise StageBlockedError(
-                f"{stage.stage_id} is blocked: dependency {verdict['stage_id']} ended "
-                f"{verdict['status']} ({path})"
-            )
 
 
 def stage_materials(stage: PlanStage, plan: PlannerOutput, validated: str | Path | None) -> list:
@@ -278,10 +267,20 @@ def design_stage(
     validated,
     out_design,
     invalidation=None,
+    hierarchy_verdicts=(),
 ) -> None:
     plan = load_plan(plan_path)
     stage = plan_stage(plan, stage_id)
-    require_dependencies(stage, dep_verdicts)
+    reason = eligibility.blocked_reason(
+        stage,
+        [read_json(p) for p in dep_verdicts],
+        [read_json(p) for p in hierarchy_verdicts],
+        eligibility.spent_seconds(run.out_dir),
+        run.total_runtime_budget_s,
+    )
+    if reason:
+        block(run, out_design, stage_id, reason)
+        return
     mats = stage_materials(stage, plan, validated)
     figures = [run.paper.figure(f).model_dump() for f in stage.target_figures]
     assumptions = [a.model_dump() for a in plan.assumptions]
@@ -333,7 +332,24 @@ def code_problems(code: GeneratedCode, design: SimulationDesign) -> list[str]:
     return problems
 
 
+def block(run, out_path, stage_id: str, reason: str) -> None:
+    """Write this step's blocked artifact (the stage does not run; the report says why)."""
+    atomic_write_json(out_path, eligibility.blocked_artifact(stage_id, reason))
+    log_event(run.out_dir, "blocked", f"{stage_id}: {reason}", file=str(out_path))
+
+
+def passed_on_block(run, out_path, *inputs) -> bool:
+    """True (and the blocked artifact written) when an input of this step is blocked."""
+    blocked = eligibility.blocked_in(*inputs)
+    if blocked:
+        atomic_write_json(out_path, blocked)
+    return blocked is not None
+
+
 def generate_code(run, design_path, adaptations_path, out_code_json, out_script) -> None:
+    if passed_on_block(run, out_code_json, design_path):
+        atomic_write_text(out_script, "# blocked: this stage does not run (see code.json)\n")
+        return
     design_art = read_json(design_path)
     design = SimulationDesign.model_validate(design_art["output"])
     mats = design_art["materials"]
@@ -367,10 +383,22 @@ def run_simulation(run, code_json, script, design_path, plan_path, out_result) -
     physics limit the run goes on to the supervisor flagged physics_stuck. Failed runs
     are kept under failed_runs/, regenerated code as code.rN.json and
     simulation.fixN.py; result.json names the code that produced it."""
+    if passed_on_block(run, out_result, design_path, code_json):
+        return
     design_art = read_json(design_path)
     design = SimulationDesign.model_validate(design_art["output"])
     stage = plan_stage(load_plan(plan_path), design.stage_id)
     stage_dir = Path(out_result).parent
+    estimate_s = design.performance_estimate.runtime_seconds
+    if estimate_s > stage.runtime_budget_minutes * 60:
+        block(
+            run,
+            out_result,
+            design.stage_id,
+            f"the design's runtime estimate ({estimate_s:.0f} s) does not fit the stage's "
+            f"budget ({stage.runtime_budget_minutes * 60:.0f} s)",
+        )
+        return
     code_path, script_path = Path(code_json), Path(script)
     counts = {"execution": 0, "physics": 0}
     limits = {
@@ -629,6 +657,10 @@ def checks_for(run, record: dict, design_art: dict, code: GeneratedCode, workdir
 
 def run_checks(run, result_path, code_json, design_path, out_checks) -> None:
     """Run-time checks plus the static lint, one checks.json; a diagnosis page on failure."""
+    blocked = eligibility.blocked_in(result_path)
+    if blocked:
+        atomic_write_json(out_checks, {**blocked, "verdict": "blocked", "checks": []})
+        return
     record = read_json(result_path)
     design_art = read_json(design_path)
     code_art = read_json(code_that_ran(record, code_json))
@@ -647,6 +679,10 @@ def run_checks(run, result_path, code_json, design_path, out_checks) -> None:
 def compare_stage(run, design_path, checks_path, out_comparison) -> None:
     from reprolab import plots  # matplotlib only where plots are drawn
 
+    blocked = eligibility.blocked_in(design_path, checks_path)
+    if blocked:
+        atomic_write_json(out_comparison, {**blocked, "figures": []})
+        return
     design = SimulationDesign.model_validate(read_json(design_path)["output"])
     stage_dir = Path(out_comparison).parent
     checks = read_json(checks_path)
@@ -736,6 +772,20 @@ def stage_verdict(
     out_verdict,
 ):
     plan = load_plan(plan_path)
+    blocked = eligibility.blocked_in(checks_path, comparison_path, analysis_path)
+    if blocked:
+        reason = blocked["blocked"]["reason"]
+        atomic_write_json(
+            out_verdict,
+            {
+                "stage_id": blocked["stage_id"],
+                "status": "blocked",
+                "reason": reason,
+                "supervisor_verdict": None,
+            },
+        )
+        log_event(run.out_dir, "verdict", f"{blocked['stage_id']}: blocked ({reason})")
+        return
     comparison = read_json(comparison_path)
     checks = read_json(checks_path)
     validation = read_json(validation_path)

@@ -128,3 +128,4 @@ MAX_REPLANS = 2
 MAX_BACKTRACKS = 2
 MAX_EXECUTION_FAILURES = 2  # per stage; the paper's total is kept and never reset
 MAX_PHYSICS_FAILURES = 2  # per stage; then the supervisor decides (physics_stuck)
+MAX_TOTAL_RUNTIME_HOURS = 8.0  # simulation time per paper; later stages are blocked

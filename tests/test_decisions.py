@@ -304,3 +304,13 @@ def test_repeated_failures_ask_the_user_and_resume_without_rerunning(repairs):
     assert len(failures) == 2  # the never-reset total counts each failure once
     verdict = json.loads((se / "verdict.json").read_text())
     assert verdict["status"] == "completed_failed", run.stderr[-2000:]
+
+    # The failed stage blocks its dependents, and the report is still written.
+    report = snakemake(wd, "outputs/paper_e/REPRODUCTION_REPORT_paper_e.md")
+    assert report.returncode == 0, report.stderr[-3000:]
+    for stage in (STAGE2, "stage3_pairs_sweep"):
+        verdict = json.loads((stage_dir(wd, "paper_e", stage) / "verdict.json").read_text())
+        assert verdict["status"] == "blocked" and "ended" in verdict["reason"]
+        assert not (stage_dir(wd, "paper_e", stage) / "run").exists()  # nothing simulated
+    md = (wd / "outputs/paper_e/REPRODUCTION_REPORT_paper_e.md").read_text()
+    assert f"| Not run: {STAGE2} | blocked: dependency {STAGE1} ended completed_failed" in md

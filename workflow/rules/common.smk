@@ -2,6 +2,7 @@ import json
 import os
 from pathlib import Path
 
+from reprolab.eligibility import HIERARCHY
 from reprolab.settings import paper_entries
 
 DEBUG = config.get("debug", {}).get("enabled", False)
@@ -68,6 +69,13 @@ def get_design_inputs(wildcards):
     }
     if stage["stage_type"] != "MATERIAL_VALIDATION":
         inputs["validated"] = f"{OUT}/{wildcards.paper}/validated_materials.json"
+    # The validation hierarchy (reprolab.eligibility): lower levels' verdicts are edges too.
+    inputs["hierarchy"] = [
+        stage_file(wildcards, s["stage_id"], "verdict.json")
+        for s in plan_stages(wildcards)
+        if s["stage_type"] in HIERARCHY[stage["stage_type"]]
+        and s["stage_id"] != wildcards.stage
+    ]
     # Written by a backtrack, the material gate or `reprolab invalidate`: once it is
     # newer than design.json, this stage and all that depend on it rerun.
     invalidation = stage_file(wildcards, wildcards.stage, "invalidation.json")

@@ -11,4 +11,5 @@ with step(snakemake) as run:
         snakemake.input.get("validated"),
         snakemake.output.design,
         invalidation=snakemake.input.get("invalidation"),
+        hierarchy_verdicts=snakemake.input.hierarchy,
     )
