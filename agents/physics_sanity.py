@@ -14,6 +14,11 @@ class BacktrackSuggestion(AgentModel):
     """Earlier stage whose result this one calls into question."""
     reason: str
     """The physical evidence for a fundamental setup error there."""
+    severity: Literal["critical", "significant", "minor"]
+    """critical: the earlier result is wrong; significant: it likely is; minor: a detail
+    this stage can handle itself (never worth a backtrack)."""
+    confidence: Literal["high", "low"]
+    """How sure the evidence makes you; low confidence asks the user first."""
 
 
 class PhysicsSanityOutput(AgentModel):

@@ -251,6 +251,7 @@ def call_agent(
             "source": source,
             "stage_id": stage_id,
             "attempt": attempt,
+            "round": session.round,
             "prompt_sha256": sha256_bytes(
                 (request.system + "\n" + request.cache_prefix + "\n" + request.user).encode()
             ),

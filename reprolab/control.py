@@ -128,6 +128,16 @@ def status_text(config: dict, only: str | None = None) -> str:
             lines.append(f"    or write {cp.answer_file}: {json.dumps(cp.answer_example)}")
         for path in sorted((out / "gates").glob("ask_user.*.request.json")):
             lines.append(f"  ASK: {path} (an agent call needs you; see the file)")
+        history = []
+        for name, what in (
+            ("backtracks.jsonl", "backtracks/replans"),
+            ("run_failures.jsonl", "failed runs"),
+        ):
+            path = out / name
+            if path.is_file():
+                history.append(f"{what}: {len(path.read_text(encoding='utf-8').splitlines())}")
+        if history:
+            lines.append("  so far: " + "; ".join(history))
         cost = out / "cost_summary.json"
         usd = read_json(cost)["total"]["cost_usd"] if cost.is_file() else 0.0
         lines.append(f"  cost so far: ${usd:.4f}; simulation time so far: {runtime_s(out):.1f} s")

@@ -9,7 +9,6 @@ from agents.common import StageType
 from agents.planner import PlannerOutput
 from agents.prompt_adaptor import PromptModification
 from agents.runner import call_agent
-from reprolab.errors import GateError
 from reprolab.events import log_event
 from reprolab.fileio import atomic_write_json, atomic_write_text, read_json
 from reprolab.paper import Paper
@@ -124,53 +123,44 @@ def plan_problems(plan: PlannerOutput, paper: Paper) -> list[str]:
     return problems
 
 
-def make_plan(run: PaperRun, adaptations_path: str | Path, out_plan: str | Path) -> None:
-    """Planner and PlanReviewer in a bounded loop; every attempt is kept on disk."""
+def make_plan(
+    run: PaperRun, adaptations_path: str | Path, out_plan: str | Path, replan=None
+) -> None:
+    """Planner and PlanReviewer in a bounded loop (every attempt kept on disk; at the
+    limit a revision_limit gate). `replan` is the supervisor's replan request: its
+    reason is the planner's first feedback."""
+    from reprolab.stage_steps import reviewed_loop  # stage_steps imports this module
+
     out_dir = Path(out_plan).parent
-    adaptations = load_adaptations(adaptations_path)
-    feedback = None
-    for attempt in range(1, run.limits.max_replans + 2):
-        ctx = planner.context(
-            run.paper_id, run.paper.text(), run.paper.meta.domain, figures_summary(run.paper)
-        )
+    figures = figures_summary(run.paper)
+
+    def planner_context(feedback):
+        ctx = planner.context(run.paper_id, run.paper.text(), run.paper.meta.domain, figures)
         if feedback:
             ctx["planner_feedback"] = feedback
-        artifact = call_agent(
-            planner.AGENT,
-            stage_id=PAPER_SCOPE,
-            attempt=attempt,
-            context=ctx,
-            session=run.agents,
-            adaptations=adaptations,
-        )
-        atomic_write_json(out_dir / f"plan.r{attempt}.json", artifact)
-        plan = PlannerOutput.model_validate(artifact["output"])
-        problems = plan_problems(plan, run.paper)
-        review = call_agent(
-            plan_reviewer.AGENT,
-            stage_id=PAPER_SCOPE,
-            attempt=attempt,
-            context=plan_reviewer.context(artifact["output"], figures_summary(run.paper)),
-            session=run.agents,
-            adaptations=adaptations,
-        )
-        review["code_problems"] = problems
-        atomic_write_json(out_dir / f"plan_review.r{attempt}.json", review)
-        verdict = review["output"]["verdict"]
-        if verdict == "approve" and not problems:
-            atomic_write_json(out_plan, artifact)
-            log_event(
-                out_dir, "plan", f"plan approved at attempt {attempt}", stages=len(plan.stages)
-            )
-            return
-        feedback = "\n".join(
-            [review["output"].get("feedback", "")] + [f"- (checked in code) {p}" for p in problems]
-        ).strip()
-        log_event(out_dir, "plan", f"plan attempt {attempt} needs revision", feedback=feedback)
-    raise GateError(
-        f"plan for {run.paper_id} still needs revision after {run.limits.max_replans} replans; "
-        f"last feedback:\n{feedback}\nThis needs a user decision (ask_user gates: issue #5)."
+        return ctx
+
+    first_feedback = None
+    if replan:
+        last = read_json(replan)["records"][-1]
+        first_feedback = f"Replan requested ({last['source']}): {last['reason']}"
+    artifact = reviewed_loop(
+        run=run,
+        stage_id=PAPER_SCOPE,
+        stage_dir=out_dir,
+        adaptations=load_adaptations(adaptations_path),
+        author=planner.AGENT,
+        reviewer=plan_reviewer.AGENT,
+        limit=run.limits.max_replans + 1,
+        author_context=planner_context,
+        reviewer_context=lambda out: plan_reviewer.context(out, figures),
+        code_problems=lambda out: plan_problems(PlannerOutput.model_validate(out), run.paper),
+        name="plan",
+        feedback=first_feedback,
     )
+    atomic_write_json(out_plan, artifact)
+    plan = PlannerOutput.model_validate(artifact["output"])
+    log_event(out_dir, "plan", "plan approved", stages=len(plan.stages))
 
 
 def load_plan(path: str | Path) -> PlannerOutput:

@@ -827,8 +827,21 @@ def stage_verdict(
     )
     verdict = artifact["output"]["verdict"]
     user_note = None
+    previous = progress_by_time(run.out_dir, stage.stage_id)
+    if status == "completed_failed" and previous and previous[-1]["status"] == status:
+        log_event(
+            run.out_dir,
+            "supervisor",
+            f"{stage.stage_id}: second consecutive stage failure (after "
+            f"{previous[-1]['stage_id']}); replanning (supervisor said {verdict})",
+        )
+        verdict = "replan_needed"
+    if verdict == "replan_needed":
+        verdict = replan(run, stage, artifact["output"].get("feedback") or reason)
     if verdict == "backtrack_to_stage":
-        verdict = backtrack(run, plan, stage, artifact["output"])
+        verdict = backtrack(
+            run, plan, stage, artifact["output"], validation.get("backtrack_suggestion")
+        )
     if verdict == "ask_user" and stage.stage_type != StageType.MATERIAL_VALIDATION:
         decision = supervisor_gate(run, stage, status, reason, artifact["output"])
         verdict, user_note = "ok_continue", decision.note
@@ -868,7 +881,26 @@ def ancestors(plan: PlannerOutput, stage_id: str) -> list[str]:
     return [s.stage_id for s in plan.stages if s.stage_id in seen]
 
 
-def backtrack(run: PaperRun, plan: PlannerOutput, stage: PlanStage, output: dict) -> str:
+def backtrack_decision(suggestion: dict | None, done: int, limit: int) -> str:
+    """The seed's supervisor decision matrix: accept, ask_user or reject (handle the
+    problem in this stage). A backtrack without PhysicsSanity's suggestion counts as
+    significant with high confidence."""
+    severity = (suggestion or {}).get("severity", "significant")
+    confidence = (suggestion or {}).get("confidence", "high")
+    if done >= limit:
+        return "ask_user"
+    if severity == "minor":
+        return "reject"
+    return "accept" if confidence == "high" else "ask_user"
+
+
+def backtrack(
+    run: PaperRun,
+    plan: PlannerOutput,
+    stage: PlanStage,
+    output: dict,
+    suggestion: dict | None = None,
+) -> str:
     """Apply a supervisor's backtrack_to_stage, decided in code: the target must be this
     stage or one it depends on, and the paper may backtrack `limits.max_backtracks`
     times. A valid backtrack invalidates the target (so the next run of the same
@@ -876,20 +908,22 @@ def backtrack(run: PaperRun, plan: PlannerOutput, stage: PlanStage, output: dict
     invalid one or one over the limit becomes an ask_user verdict."""
     target = output.get("backtrack_target")
     valid = ancestors(plan, stage.stage_id)
-    done = read_jsonl(run.out_dir / "backtracks.jsonl")
+    done = [b for b in read_jsonl(run.out_dir / "backtracks.jsonl") if b["to"] != "plan"]
+    decision = backtrack_decision(suggestion, len(done), run.limits.max_backtracks)
+    if decision != "accept" and target in valid:
+        log_event(
+            run.out_dir,
+            "supervisor",
+            f"{stage.stage_id}: backtrack to {target}: {decision} (suggestion "
+            f"{(suggestion or {}).get('severity')}/{(suggestion or {}).get('confidence')}, "
+            f"{len(done)} of {run.limits.max_backtracks} done)",
+        )
+        return "ok_continue" if decision == "reject" else "ask_user"
     if target not in valid:
         log_event(
             run.out_dir,
             "supervisor",
             f"{stage.stage_id}: backtrack target {target!r} refused (valid: {valid}); asking",
-        )
-        return "ask_user"
-    if len(done) >= run.limits.max_backtracks:
-        log_event(
-            run.out_dir,
-            "supervisor",
-            f"{stage.stage_id}: backtrack to {target} refused: limits.max_backtracks="
-            f"{run.limits.max_backtracks} reached; asking",
         )
         return "ask_user"
     reason = output.get("feedback") or "(no feedback)"
@@ -939,3 +973,34 @@ def supervisor_gate(run: PaperRun, stage: PlanStage, status: str, reason: str, o
         kind="supervisor_ask_user",
     )
     return decision
+
+
+def progress_by_time(out_dir: Path, stage_id: str) -> list[dict]:
+    """Other stages' verdicts in the order they were written."""
+    paths = [p for p in (out_dir / "stages").glob("*/verdict.json") if p.parent.name != stage_id]
+    return [read_json(p) for p in sorted(paths, key=lambda p: p.stat().st_mtime_ns)]
+
+
+def replan(run: PaperRun, stage: PlanStage, reason: str) -> str:
+    """Request a new plan (at most `limits.max_replans` per paper; then ask the user):
+    replan_request.json is an input of the plan checkpoint, so the next run of the same
+    command replans with the reason as feedback and redoes what the new plan needs."""
+    path = run.out_dir / "replan_request.json"
+    records = read_json(path)["records"] if path.is_file() else []
+    if len(records) >= run.limits.max_replans:
+        log_event(
+            run.out_dir,
+            "supervisor",
+            f"{stage.stage_id}: replan refused: limits.max_replans={run.limits.max_replans} "
+            "reached; asking",
+        )
+        return "ask_user"
+    records.append({"reason": reason, "source": f"supervisor of {stage.stage_id}"})
+    atomic_write_json(path, {"records": records})
+    with open(run.out_dir / "backtracks.jsonl", "a", encoding="utf-8") as fh:
+        fh.write(json.dumps({"from": stage.stage_id, "to": "plan", "reason": reason}) + "\n")
+    raise StageBlockedError(
+        f"REPLAN {len(records)}/{run.limits.max_replans}: the supervisor of {stage.stage_id} "
+        f"asks for a new plan of paper '{run.paper_id}': {reason}\n"
+        "  Run the same command again: the plan is redone, then every stage it changes."
+    )

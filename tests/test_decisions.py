@@ -78,6 +78,16 @@ def two_papers(tmp_path_factory):
     for agent in ("simulation_designer", "design_reviewer"):
         data = yaml.safe_load((rec / f"{agent}.a2.yaml").read_text()) | {"attempt": 1}
         (rec / f"{agent}.a1.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    # B's code gets one review revision: attempt 1 sent back, attempt 2 approved.
+    for agent in ("code_generator", "code_reviewer"):
+        data = yaml.safe_load((rec / f"{agent}.a1.yaml").read_text()) | {"attempt": 2}
+        (rec / f"{agent}.a2.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    edit_recording(
+        rec / "code_reviewer.a1.yaml",
+        verdict="needs_revision",
+        issues=[{"severity": "major", "description": "flux regions are not labelled"}],
+        feedback="Name the flux monitors so the log says which is which.",
+    )
     write_config(wd, [a, b], limits={"max_design_revisions": 1})
     first = snakemake(wd, target("paper_a", STAGE1), target("paper_b", STAGE1))
     return wd, first
@@ -91,7 +101,12 @@ def test_a_pending_gate_stops_only_its_own_branch(two_papers):
     wd, first = two_papers
     assert first.returncode != 0
     assert "WAITING FOR YOU: revision limit" in first.stderr
-    assert (stage_dir(wd, "paper_b", STAGE1) / "verdict.json").is_file()
+    b1 = stage_dir(wd, "paper_b", STAGE1)
+    assert (b1 / "verdict.json").is_file()
+    assert json.loads((b1 / "code_review.r1.json").read_text())["output"]["verdict"] == (
+        "needs_revision"
+    )
+    assert json.loads((b1 / "code.json").read_text())["provenance"]["attempt"] == 2
     a1 = stage_dir(wd, "paper_a", STAGE1)
     assert not (a1 / "design.json").exists()
     assert (a1 / "design.r1.json").is_file() and (a1 / "design_review.r1.json").is_file()
@@ -314,3 +329,62 @@ def test_repeated_failures_ask_the_user_and_resume_without_rerunning(repairs):
         assert not (stage_dir(wd, "paper_e", stage) / "run").exists()  # nothing simulated
     md = (wd / "outputs/paper_e/REPRODUCTION_REPORT_paper_e.md").read_text()
     assert f"| Not run: {STAGE2} | blocked: dependency {STAGE1} ended completed_failed" in md
+
+
+def test_material_gate_change_database_reruns_stage_0_and_asks_again(tmp_path):
+    paper = copy_paper(tmp_path / "papers" / "paper_m", "paper_m")
+    write_config(tmp_path, [paper], gates={"auto_approve": []})
+    validated = "outputs/paper_m/validated_materials.json"
+    s0 = stage_dir(tmp_path, "paper_m", STAGE0)
+    first = snakemake(tmp_path, validated)
+    assert first.returncode != 0 and "WAITING FOR YOU: material checkpoint" in first.stderr
+    job = json.loads((s0 / "result.json").read_text())["job_id"]
+    bad = cli(tmp_path, "reject", "paper_m", "material_checkpoint", "--note", "x", "--verdict", "y")
+    assert bad.returncode == 2 and "change_database" in bad.stderr
+    note = "use the Malitson fit for SiO2"
+    rejected = cli(
+        tmp_path, "reject", "paper_m", "material_checkpoint", "--verdict", "change_database",
+        "--note", note,
+    )  # fmt: skip
+    assert rejected.returncode == 0, rejected.stderr
+    run = snakemake(tmp_path, validated)
+    assert run.returncode != 0 and "change_database recorded" in run.stderr
+    assert note in json.loads((s0 / "invalidation.json").read_text())["records"][-1]["reason"]
+    assert (tmp_path / "outputs/paper_m/gates/material_checkpoint.answered-1.json").is_file()
+    again = snakemake(tmp_path, validated)  # stage 0 redone, then the gate asks again
+    assert again.returncode != 0 and "WAITING FOR YOU: material checkpoint" in again.stderr
+    assert json.loads((s0 / "result.json").read_text())["job_id"] != job
+    assert cli(tmp_path, "approve", "paper_m", "material_checkpoint").returncode == 0
+    done = snakemake(tmp_path, validated)
+    assert done.returncode == 0, done.stderr[-2000:]
+    log = [json.loads(x) for x in (tmp_path / "outputs/paper_m/user_interactions.jsonl").open()]
+    assert [e["user_response"]["verdict"] for e in log] == ["change_database", "approve"]
+
+
+def test_replan_redoes_the_plan_and_the_stages_with_round_2_calls(tmp_path):
+    paper = copy_paper(tmp_path / "papers" / "paper_r", "paper_r")
+    rec = paper / "recordings"
+    for folder in ("paper", STAGE0, STAGE1):
+        for path in sorted((rec / folder).glob("*.a*.yaml")):
+            shutil.copy(path, path.with_name(path.name.replace(".a", ".round2.a", 1)))
+    edit_recording(
+        rec / STAGE1 / "supervisor.a1.yaml",
+        verdict="replan_needed",
+        feedback="The plan models the slab without its substrate; replan.",
+    )
+    write_config(tmp_path, [paper])
+    goal = target("paper_r", STAGE1)
+    first = snakemake(tmp_path, goal)
+    assert first.returncode != 0 and "REPLAN 1/2" in first.stderr
+    out = tmp_path / "outputs/paper_r"
+    assert (
+        "substrate" in json.loads((out / "replan_request.json").read_text())["records"][0]["reason"]
+    )
+    second = snakemake(tmp_path, goal)
+    assert second.returncode == 0, second.stderr[-3000:]
+    plan = json.loads((out / "plan.json").read_text())
+    assert plan["provenance"]["round"] == 2
+    verdict = json.loads((stage_dir(tmp_path, "paper_r", STAGE1) / "verdict.json").read_text())
+    assert verdict["supervisor_verdict"] == "ok_continue"
+    assert verdict["supervisor"]["provenance"]["round"] == 2
+    assert "Nothing to be done" in snakemake(tmp_path, goal).stderr

@@ -39,3 +39,19 @@ def test_hierarchy_levels_follow_the_seed():
     assert StageType.SINGLE_STRUCTURE in h[StageType.ARRAY_SYSTEM]
     assert StageType.ARRAY_SYSTEM in h[StageType.PARAMETER_SWEEP]
     assert StageType.PARAMETER_SWEEP in h[StageType.COMPLEX_PHYSICS]
+
+
+def test_backtrack_decision_matrix_of_the_seed():
+    from reprolab.stage_steps import backtrack_decision
+
+    def sug(severity, confidence):
+        return {"target_stage": "stage1_a", "reason": "r", "severity": severity,
+                "confidence": confidence}  # fmt: skip
+
+    assert backtrack_decision(sug("critical", "high"), 0, 2) == "accept"
+    assert backtrack_decision(sug("significant", "high"), 1, 2) == "accept"
+    assert backtrack_decision(sug("critical", "low"), 0, 2) == "ask_user"
+    assert backtrack_decision(sug("significant", "low"), 0, 2) == "ask_user"
+    assert backtrack_decision(sug("minor", "high"), 0, 2) == "reject"
+    assert backtrack_decision(sug("critical", "high"), 2, 2) == "ask_user"  # limit reached
+    assert backtrack_decision(None, 0, 2) == "accept"  # supervisor's own call

@@ -35,6 +35,12 @@ def get_paper_files(wildcards):
     ]
 
 
+def get_replan_request(wildcards):
+    """Written by a supervisor's replan (reprolab.stage_steps.replan): replans when newer."""
+    path = Path(f"{OUT}/{wildcards.paper}/replan_request.json")
+    return [str(path)] if path.is_file() else []
+
+
 def get_plan(wildcards):
     """The plan (a checkpoint: stages are known only once it exists)."""
     return checkpoints.plan.get(paper=wildcards.paper).output.plan

@@ -15,6 +15,7 @@ checkpoint plan:
     input:
         paper=get_paper_files,
         adaptations=f"{PAPER_OUT}/prompt_adaptations.json",
+        replan=get_replan_request,
     output:
         plan=f"{PAPER_OUT}/plan.json",
     log:

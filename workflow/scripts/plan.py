@@ -2,4 +2,9 @@ from reprolab.planning import make_plan
 from reprolab.smk import step
 
 with step(snakemake) as run:
-    make_plan(run, snakemake.input.adaptations, snakemake.output.plan)
+    make_plan(
+        run,
+        snakemake.input.adaptations,
+        snakemake.output.plan,
+        replan=snakemake.input.replan[0] if snakemake.input.replan else None,
+    )
