@@ -277,6 +277,7 @@ def write_report(run, inputs, out_report, out_html=None) -> None:
                 + f" — {entry['impact']}"
             )
     md.append("")
+    md += history_section(out_dir, results)
     text = "\n".join(md)
     atomic_write_text(out_report, text)
     if out_html:
@@ -284,6 +285,28 @@ def write_report(run, inputs, out_report, out_html=None) -> None:
             out_html,
             report_html.markdown_to_html(text, out_dir, f"Reproduction report: {run.paper_id}"),
         )
+
+
+def history_section(out_dir: Path, results: dict) -> list[str]:
+    """Backtracks, replans and repaired runs: what the pipeline redid and why."""
+    lines = []
+    backtracks = out_dir / "backtracks.jsonl"
+    if backtracks.is_file():
+        for line in backtracks.read_text(encoding="utf-8").splitlines():
+            b = json.loads(line)
+            what = "replan" if b["to"] == "plan" else f"backtrack to `{b['to']}`"
+            lines.append(f"- {what} asked by the supervisor of `{b['from']}`: {b['reason']}")
+    for stage_id, r in results.items():
+        for repair in r.get("repairs", []):
+            lines.append(
+                f"- `{stage_id}`: a run failed ({repair['kind']}); the code was regenerated "
+                f"with the error (failed run kept in `{_rel(repair['failed_run'], out_dir)}`)"
+            )
+        if r.get("physics_stuck"):
+            lines.append(f"- `{stage_id}`: physics checks kept failing; the supervisor decided")
+    if not lines:
+        return []
+    return ["## Backtracks, replans and repaired runs", "", *lines, ""]
 
 
 def stage_dir_of(fig: dict) -> Path:

@@ -329,6 +329,7 @@ def test_repeated_failures_ask_the_user_and_resume_without_rerunning(repairs):
         assert not (stage_dir(wd, "paper_e", stage) / "run").exists()  # nothing simulated
     md = (wd / "outputs/paper_e/REPRODUCTION_REPORT_paper_e.md").read_text()
     assert f"| Not run: {STAGE2} | blocked: dependency {STAGE1} ended completed_failed" in md
+    assert f"- `{STAGE1}`: a run failed (execution)" in md
 
 
 def test_material_gate_change_database_reruns_stage_0_and_asks_again(tmp_path):
