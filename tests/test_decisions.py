@@ -389,3 +389,79 @@ def test_replan_redoes_the_plan_and_the_stages_with_round_2_calls(tmp_path):
     assert verdict["supervisor_verdict"] == "ok_continue"
     assert verdict["supervisor"]["provenance"]["round"] == 2
     assert "Nothing to be done" in snakemake(tmp_path, goal).stderr
+
+
+@pytest.fixture(scope="module")
+def supervisor_and_physics(tmp_path_factory):
+    """paper_p's first stage-1 script flips the sign of R (a physics failure, fixed by
+    the regenerated code); paper_s's stage-1 supervisor asks the user."""
+    wd = tmp_path_factory.mktemp("supervisor")
+    p = copy_paper(wd / "papers" / "paper_p", "paper_p")
+    rec = p / "recordings" / STAGE1
+    for agent in ("code_generator", "code_reviewer"):
+        data = yaml.safe_load((rec / f"{agent}.a1.yaml").read_text()) | {"attempt": 2}
+        (rec / f"{agent}.a2.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    good = yaml.safe_load((rec / "code_generator.a1.yaml").read_text())["output"]["code"]
+    flipped = good.replace("R = -refl_flux / incident_flux", "R = refl_flux / incident_flux")
+    assert flipped != good
+    edit_recording(rec / "code_generator.a1.yaml", code=flipped)
+    s = copy_paper(wd / "papers" / "paper_s", "paper_s")
+    edit_recording(
+        s / "recordings" / STAGE1 / "supervisor.a1.yaml",
+        verdict="ask_user",
+        feedback="The fringe contrast is 10 % below the paper's; is the slab thickness right?",
+    )
+    write_config(wd, [p, s])
+    first = snakemake(wd, target("paper_p", STAGE1), target("paper_s", STAGE1))
+    return wd, first
+
+
+def test_physics_failure_regenerates_the_code_with_the_failed_checks(supervisor_and_physics):
+    wd, _ = supervisor_and_physics
+    sd = stage_dir(wd, "paper_p", STAGE1)
+    result = json.loads((sd / "result.json").read_text())
+    assert result["physics_failures"] == 1 and result["execution_failures"] == 0
+    assert result["repairs"][0]["kind"] == "physics"
+    assert "energy_conservation" in result["repairs"][0]["feedback"]
+    assert (sd / "failed_runs/f1/slab_spectrum.csv").is_file()
+    assert json.loads((sd / "checks.json").read_text())["verdict"] == "pass"
+    assert json.loads((sd / "verdict.json").read_text())["status"] == "completed_success"
+
+
+def test_supervisor_ask_user_is_a_gate(supervisor_and_physics):
+    wd, first = supervisor_and_physics
+    gate = f"{STAGE1}.supervisor"
+    assert first.returncode != 0 and "WAITING FOR YOU: supervisor ask user" in first.stderr
+    assert "fringe contrast" in cli(wd, "status", "paper_s").stdout
+    ok = cli(wd, "approve", "paper_s", gate, "--note", "thickness checked: 0.80 um")
+    assert ok.returncode == 0, ok.stderr
+    run = snakemake(wd, target("paper_s", STAGE1))
+    assert run.returncode == 0, run.stderr[-3000:]
+    verdict = json.loads((stage_dir(wd, "paper_s", STAGE1) / "verdict.json").read_text())
+    assert verdict["supervisor_verdict"] == "ok_continue"
+    assert verdict["user_note"] == "thickness checked: 0.80 um"
+
+
+def test_wait_mode_picks_up_an_answer_without_a_second_run(tmp_path):
+    import threading
+    import time
+
+    paper = copy_paper(tmp_path / "papers" / "paper_w", "paper_w")
+    write_config(tmp_path, [paper], gates={"auto_approve": [], "wait_timeout_s": 300})
+    request = tmp_path / "outputs/paper_w/gates/material_checkpoint.request.json"
+
+    def answer_when_asked():
+        for _ in range(1200):
+            if request.is_file():
+                time.sleep(1)  # the user reads it
+                data = json.loads(request.read_text())
+                (tmp_path / data["answer_file"]).write_text(json.dumps(data["answer_example"]))
+                return
+            time.sleep(0.25)
+
+    user = threading.Thread(target=answer_when_asked)
+    user.start()
+    run = snakemake(tmp_path, "outputs/paper_w/validated_materials.json")
+    user.join()
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert (tmp_path / "outputs/paper_w/validated_materials.json").is_file()
