@@ -346,18 +346,15 @@ def passed_on_block(run, out_path, *inputs) -> bool:
     return blocked is not None
 
 
-def generate_code(run, design_path, adaptations_path, out_code_json, out_script) -> None:
-    if passed_on_block(run, out_code_json, design_path):
-        atomic_write_text(out_script, "# blocked: this stage does not run (see code.json)\n")
-        return
-    design_art = read_json(design_path)
+def code_loop(run, design_art: dict, stage_dir: Path, adaptations: list, **loop_args) -> dict:
+    """CodeGenerator ⇄ CodeReviewer with the code checks, for a first version or a fix."""
     design = SimulationDesign.model_validate(design_art["output"])
     mats = design_art["materials"]
-    artifact = reviewed_loop(
+    return reviewed_loop(
         run=run,
         stage_id=design.stage_id,
-        stage_dir=Path(out_code_json).parent,
-        adaptations=load_adaptations(adaptations_path),
+        stage_dir=stage_dir,
+        adaptations=adaptations,
         author=code_generator.AGENT,
         reviewer=code_reviewer.AGENT,
         limit=run.limits.max_code_revisions,
@@ -368,6 +365,17 @@ def generate_code(run, design_path, adaptations_path, out_code_json, out_script)
             + lint.problems(static_findings(design, mats, out["code"], run))
         ),
         name="code",
+        **loop_args,
+    )
+
+
+def generate_code(run, design_path, adaptations_path, out_code_json, out_script) -> None:
+    if passed_on_block(run, out_code_json, design_path):
+        atomic_write_text(out_script, "# blocked: this stage does not run (see code.json)\n")
+        return
+    design_art = read_json(design_path)
+    artifact = code_loop(
+        run, design_art, Path(out_code_json).parent, load_adaptations(adaptations_path)
     )
     atomic_write_text(out_script, artifact["output"]["code"])
     atomic_write_json(out_code_json, artifact)
@@ -530,23 +538,11 @@ def archive_run(run_dir: Path, kept: Path, record: dict) -> None:
 def regenerate_code(run, design_art, stage_dir: Path, feedback: str, n: int, first: int):
     """Code generator and reviewer again; attempts numbered on from the code that failed
     (the same numbers when this step resumes after a gate, so replays and the cache hit)."""
-    design = SimulationDesign.model_validate(design_art["output"])
-    mats = design_art["materials"]
-    artifact = reviewed_loop(
-        run=run,
-        stage_id=design.stage_id,
-        stage_dir=stage_dir,
-        adaptations=load_adaptations(run.out_dir / "prompt_adaptations.json"),
-        author=code_generator.AGENT,
-        reviewer=code_reviewer.AGENT,
-        limit=run.limits.max_code_revisions,
-        author_context=lambda fb: code_generator.context(design_art["output"], mats, fb),
-        reviewer_context=lambda out: code_reviewer.context(design_art["output"], out["code"], mats),
-        code_problems=lambda out: (
-            code_problems(GeneratedCode.model_validate(out), design)
-            + lint.problems(static_findings(design, mats, out["code"], run))
-        ),
-        name="code",
+    artifact = code_loop(
+        run,
+        design_art,
+        stage_dir,
+        load_adaptations(run.out_dir / "prompt_adaptations.json"),
         feedback=feedback,
         first_attempt=first,
         gate_name=f"code_fix{n}",
