@@ -43,6 +43,12 @@ def edit_recording(path: Path, **output) -> None:
     path.write_text(yaml.safe_dump(data, sort_keys=False))
 
 
+def copy_recording(rec: Path, agent: str, source: int, attempt: int) -> None:
+    """The recording of attempt `source`, replayed as attempt `attempt`."""
+    data = yaml.safe_load((rec / f"{agent}.a{source}.yaml").read_text()) | {"attempt": attempt}
+    (rec / f"{agent}.a{attempt}.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+
+
 def write_config(wd: Path, papers: list[Path], **extra) -> None:
     config = {
         "outputs_dir": "outputs",
@@ -76,12 +82,10 @@ def two_papers(tmp_path_factory):
     b = copy_paper(wd / "papers" / "paper_b", "paper_b")
     rec = b / "recordings" / STAGE1  # B: the revised design is the first one
     for agent in ("simulation_designer", "design_reviewer"):
-        data = yaml.safe_load((rec / f"{agent}.a2.yaml").read_text()) | {"attempt": 1}
-        (rec / f"{agent}.a1.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+        copy_recording(rec, agent, 2, 1)
     # B's code gets one review revision: attempt 1 sent back, attempt 2 approved.
     for agent in ("code_generator", "code_reviewer"):
-        data = yaml.safe_load((rec / f"{agent}.a1.yaml").read_text()) | {"attempt": 2}
-        (rec / f"{agent}.a2.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+        copy_recording(rec, agent, 1, 2)
     edit_recording(
         rec / "code_reviewer.a1.yaml",
         verdict="needs_revision",
@@ -254,8 +258,7 @@ def plant_crash(rec: Path, attempt: int) -> None:
     data = {**good, "attempt": attempt}
     data["output"] = {**good["output"], "code": CRASH + good["output"]["code"]}
     (rec / f"code_generator.a{attempt}.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
-    review = yaml.safe_load((rec / "code_reviewer.a1.yaml").read_text()) | {"attempt": attempt}
-    (rec / f"code_reviewer.a{attempt}.yaml").write_text(yaml.safe_dump(review, sort_keys=False))
+    copy_recording(rec, "code_reviewer", 1, attempt)
 
 
 @pytest.fixture(scope="module")
@@ -267,15 +270,8 @@ def repairs(tmp_path_factory):
     e = copy_paper(wd / "papers" / "paper_e", "paper_e")
     for paper, crashing in ((d, (1,)), (e, (1, 2))):
         rec = paper / "recordings" / STAGE1
-        good = rec / "code_generator.a1.yaml"
-        shutil.copy(good, rec / "code_generator.good.yaml")
-        for attempt in (2,):  # the regenerated code, unless planted below
-            data = yaml.safe_load(good.read_text()) | {"attempt": attempt}
-            (rec / f"code_generator.a{attempt}.yaml").write_text(yaml.safe_dump(data))
-            review = yaml.safe_load((rec / "code_reviewer.a1.yaml").read_text())
-            (rec / f"code_reviewer.a{attempt}.yaml").write_text(
-                yaml.safe_dump(review | {"attempt": attempt})
-            )
+        for agent in ("code_generator", "code_reviewer"):  # the regenerated code works
+            copy_recording(rec, agent, 1, 2)
         for attempt in sorted(crashing, reverse=True):
             plant_crash(rec, attempt)
     write_config(wd, [d, e])
@@ -399,8 +395,7 @@ def supervisor_and_physics(tmp_path_factory):
     p = copy_paper(wd / "papers" / "paper_p", "paper_p")
     rec = p / "recordings" / STAGE1
     for agent in ("code_generator", "code_reviewer"):
-        data = yaml.safe_load((rec / f"{agent}.a1.yaml").read_text()) | {"attempt": 2}
-        (rec / f"{agent}.a2.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+        copy_recording(rec, agent, 1, 2)
     good = yaml.safe_load((rec / "code_generator.a1.yaml").read_text())["output"]["code"]
     flipped = good.replace("R = -refl_flux / incident_flux", "R = refl_flux / incident_flux")
     assert flipped != good
