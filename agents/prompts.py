@@ -1,7 +1,7 @@
 """Prompt building: global rules + the agent's template + paper-specific adaptations.
 
 Placeholders (`{{NAME}}`) are filled from the canonical constants in
-`reprolab.thresholds`, so no number is written twice. The context an agent may
+`reprolab.physics.thresholds`, so no number is written twice. The context an agent may
 see is passed separately as delimited data blocks (`render_context`).
 """
 
@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 from agents.prompt_adaptor import PromptModification
-from reprolab import thresholds
+from reprolab.physics import thresholds
 
 PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
 GLOBAL_RULES = "global_rules"

@@ -3,7 +3,8 @@
 `ReplayProvider` returns recorded outputs stored as files (one per agent call);
 it is how the demo and the tests run without a key, and how a real run becomes a
 regression fixture. A missing or invalid recording is an error, never a fallback.
-The API providers (Anthropic, OpenAI-compatible) live in `agents.llm_providers`.
+The API providers (Anthropic, OpenAI-compatible) live in `agents.llm_providers`;
+`agents.session.make_provider` chooses one from the config.
 """
 
 from __future__ import annotations
@@ -170,19 +171,3 @@ class ReplayProvider:
         # Scripted usage lets the demo and benchmarks account tokens like a real run.
         usage = Usage.from_mapping(data.get("usage"), f"{path} field 'usage'")
         return Completion(output, usage, model=str(data.get("model") or self.model))
-
-
-def make_provider(provider_config: dict, recordings_dir: str | Path) -> Provider:
-    kind = provider_config.get("kind", "replay")
-    if kind == "replay":
-        return ReplayProvider(recordings_dir)
-    from agents import llm_providers  # the SDKs load only where a real provider is used
-
-    if kind == "anthropic":
-        return llm_providers.AnthropicProvider.from_config(provider_config)
-    if kind == "openai_compatible":
-        return llm_providers.OpenAICompatibleProvider.from_config(provider_config)
-    raise ReproLabError(
-        f"config provider.kind: '{kind}' is not a provider "
-        "(valid: replay, anthropic, openai_compatible)"
-    )

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from agents.cache import AgentCache
 from agents.ledger import Ledger, parse_prices
-from agents.providers import Provider, make_provider
+from agents.providers import Provider, ReplayProvider
+from reprolab.errors import ReproLabError
 
 DEFAULT_CONTEXT_WINDOW = 200_000
 
@@ -70,3 +71,19 @@ def backtrack_count(out_dir: Path) -> int:
     if not path.is_file():
         return 0
     return sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
+
+
+def make_provider(provider_config: dict, recordings_dir: str | Path) -> Provider:
+    kind = provider_config.get("kind", "replay")
+    if kind == "replay":
+        return ReplayProvider(recordings_dir)
+    from agents import llm_providers  # the SDKs load only where a real provider is used
+
+    if kind == "anthropic":
+        return llm_providers.AnthropicProvider.from_config(provider_config)
+    if kind == "openai_compatible":
+        return llm_providers.OpenAICompatibleProvider.from_config(provider_config)
+    raise ReproLabError(
+        f"config provider.kind: '{kind}' is not a provider "
+        "(valid: replay, anthropic, openai_compatible)"
+    )

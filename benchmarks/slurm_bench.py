@@ -4,7 +4,7 @@
 
 Brings the one-node cluster up if none answers (scripts/slurm_up.sh), then
 measures, through the same code path the `simulate` rule uses
-(`reprolab.simulate.submit_all`, sandbox included):
+(`reprolab.jobs.submit.submit_all`, sandbox included):
 
 1. submit -> result overhead for a trivial job and for a Meep job (one point
    of the example's stage 3), local executor vs Slurm: wall time of the whole
@@ -37,7 +37,8 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from reprolab.simulate import ClusterSettings, Resources, SimulationJob, submit_all  # noqa: E402
+from reprolab.jobs.launch import SimulationJob  # noqa: E402
+from reprolab.jobs.submit import ClusterSettings, Resources, submit_all  # noqa: E402
 
 STAGE3 = REPO / "examples/papers/silica_bragg_2026/recordings/stage3_pairs_sweep"
 TRIVIAL = "print('hello')\n"

@@ -7,8 +7,8 @@ from functools import cached_property
 from pathlib import Path
 
 from agents.session import AgentSession, agent_session
-from reprolab import thresholds as th
 from reprolab.paper import Paper
+from reprolab.physics import thresholds as th
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@
 #
 # Accounting is off (AccountingStorageType=accounting_storage/none): sacct does
 # not work, so job state is read with squeue/scontrol (the profile's
-# slurm-status-command and reprolab.simulate do that). slurmdbd + MariaDB would
+# slurm-status-command and reprolab.jobs.submit do that). slurmdbd + MariaDB would
 # add minutes of install time and two more daemons for no test that needs it.
 set -euo pipefail
 STATE_DIR=${1:-/run/reprolab-slurm}
@@ -116,7 +116,7 @@ NodeName=$node CPUs=$cpus RealMemory=$mem_mb State=UNKNOWN
 PartitionName=debug Nodes=$node Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 $SHORT_PARTITION
 # A job over a partition's limits is accepted and pends with the reason (e.g.
-# PartitionTimeLimit); reprolab.simulate cancels it and says why.
+# PartitionTimeLimit); reprolab.jobs.submit cancels it and says why.
 EnforcePartLimits=NO
 EOF
 $SUDO cp "$STATE_DIR/slurm.conf" "$CONF_DIR/slurm.conf"

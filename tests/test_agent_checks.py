@@ -4,8 +4,9 @@ sent back."""
 
 import numpy as np
 
-from reprolab import compare
-from reprolab.agent_checks import analysis_problems, combined_verdict
+from reprolab.physics import compare
+from reprolab.steps.analyze import analysis_problems
+from reprolab.steps.validate import combined_verdict
 
 
 def comparison_for(shift: float):
@@ -14,7 +15,7 @@ def comparison_for(shift: float):
     y_sim = np.exp(-(((x - 0.65 * (1 + shift)) / 0.02) ** 2))
     curve = {"curve_id": "R", **compare.compare_curve(list(x), list(y_paper), list(x), list(y_sim))}
     curve["classes"] = compare.classify_curve(curve)
-    from reprolab import thresholds as th
+    from reprolab.physics import thresholds as th
 
     fig = {
         "figure_id": "fig3",

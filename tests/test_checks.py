@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from reprolab.checks import run_checks
+from reprolab.physics.checks import run_checks
 
 
 def write_csv(path: Path, header: str, rows: list[tuple]) -> None:

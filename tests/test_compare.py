@@ -3,9 +3,9 @@ import math
 import numpy as np
 import pytest
 
-from reprolab import compare
-from reprolab import thresholds as th
-from reprolab.compare import classify_curve, compare_curve, find_extrema
+from reprolab.physics import compare, convergence
+from reprolab.physics import thresholds as th
+from reprolab.physics.compare import classify_curve, compare_curve, find_extrema
 
 
 def test_extrema_found_with_prominence():
@@ -154,7 +154,6 @@ def test_narrative_mismatches():
 
 
 def test_richardson_estimate_by_hand(tmp_path):
-    from reprolab import convergence
 
     # q(N) = 1.03, q(2N) = 1.0075 → error of N ≈ 0.0225 / 3 = 0.0075 (0.744 % of q(2N))
     err, rel = convergence.richardson(1.03, 1.0075)

@@ -11,8 +11,9 @@ import math
 import pytest
 import yaml
 
-from reprolab import report, report_html
-from reprolab import thresholds as th
+from reprolab.physics import thresholds as th
+from reprolab.report import html as report_html
+from reprolab.report import markdown
 from tests.conftest import EXAMPLE
 from tests.test_pipeline import PAPER, snakemake
 
@@ -63,7 +64,7 @@ def test_stage_rerun_at_twice_the_resolution(converged):
 
 def test_report_shows_the_estimate(converged):
     """The report's convergence section as the report rule writes it, from that file."""
-    md = "\n".join(report.convergence_section(converged))
+    md = "\n".join(markdown.convergence_section(converged))
     conv = json.loads((converged / "stages" / STAGE / "convergence.json").read_text())
     assert "## Convergence (rerun at twice the resolution)" in md
     for q in conv["quantities"]:

@@ -2,7 +2,7 @@
 
 from agents.common import StageType
 from agents.planner import PlanStage
-from reprolab import eligibility
+from reprolab.steps import eligibility
 
 
 def stage(stage_type: StageType, budget_min: float = 10) -> PlanStage:
@@ -42,7 +42,7 @@ def test_hierarchy_levels_follow_the_seed():
 
 
 def test_backtrack_decision_matrix_of_the_seed():
-    from reprolab.stage_steps import backtrack_decision
+    from reprolab.steps.backtrack import backtrack_decision
 
     def sug(severity, confidence):
         return {"target_stage": "stage1_a", "reason": "r", "severity": severity,

@@ -28,11 +28,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from reprolab import checks
 from reprolab.errors import InputFileError, OutputFileError
 from reprolab.fileio import atomic_write_json, read_json
+from reprolab.jobs.launch import SimulationJob
+from reprolab.jobs.submit import submit
 from reprolab.paper import Paper
-from reprolab.simulate import SimulationJob, submit
+from reprolab.physics import checks
 from tests.conftest import EXAMPLE, REPO
 from tests.test_pipeline import PAPER, snakemake, snakemake_cmd
 

@@ -1,6 +1,6 @@
 """The static lint of thin dispersive films (PHYSICS_CHECKS.md row 8) on small scripts."""
 
-from reprolab.lint import code_findings
+from reprolab.physics.lint import code_findings
 
 DESIGN = {"resolution": 200, "pml_thickness": 1.0, "output_specifications": []}
 

@@ -6,9 +6,9 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from reprolab import gates
 from reprolab.errors import GateError, InputFileError
-from reprolab.stage_steps import revision_limit_gate
+from reprolab.gates import protocol
+from reprolab.steps.review import revision_limit_gate
 from tests.conftest import EXAMPLE
 
 STAGE = "stage1_single_slab"
@@ -43,6 +43,6 @@ def test_edit_replaces_the_attempt_and_bad_edits_are_refused(tmp_path):
     assert result["output"]["summary"] == "my own design"
     assert result["provenance"]["source"] == "user_edit"
     assert result["provenance"]["edited_from_sha256"] == request["sha256"]
-    assert gates.pending_gates(tmp_path) == []
+    assert protocol.pending_gates(tmp_path) == []
     log = json.loads((tmp_path / "user_interactions.jsonl").read_text().splitlines()[-1])
     assert log["interaction_type"] == "revision_limit"

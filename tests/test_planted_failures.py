@@ -14,7 +14,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from reprolab import checks, lint, simulate
+from reprolab.jobs import launch
+from reprolab.physics import checks, lint
 from tests.planted.scripts import plane_wave_script, slab_script
 
 pytest.importorskip("meep")
@@ -74,10 +75,8 @@ LOSSY = {"metal_film_faces_on_grid", "metal_film_off_grid"}
 
 def run_case(code: str, design: dict, tmp_path, lossless: bool = True) -> dict[str, str]:
     (tmp_path / "sim.py").write_text(code)
-    record = simulate.run_job(
-        simulate.SimulationJob(
-            script=str(tmp_path / "sim.py"), workdir=str(tmp_path), timeout_s=120
-        )
+    record = launch.run_job(
+        launch.SimulationJob(script=str(tmp_path / "sim.py"), workdir=str(tmp_path), timeout_s=120)
     )
     static = lint.design_findings(design, MATERIALS) + lint.code_findings(code, design)
     outputs = [o["file"] for o in design["output_specifications"]]

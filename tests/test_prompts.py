@@ -1,6 +1,6 @@
 from agents import prompts
 from agents.prompt_adaptor import PromptModification
-from reprolab import thresholds as th
+from reprolab.physics import thresholds as th
 
 
 def mod(**kw):

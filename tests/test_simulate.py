@@ -11,21 +11,10 @@ import sys
 import pytest
 
 from agents.simulation_designer import SimulationDesign
-from reprolab import sandbox, stage_run
-from reprolab.simulate import (
-    ACTIONS,
-    FAILURES,
-    ClusterSettings,
-    Resources,
-    SimulationJob,
-    classify_failure,
-    command_for,
-    failure,
-    pending_verdict,
-    run_job,
-    scrubbed_env,
-    submit,
-)
+from reprolab.jobs import sandbox, stage_run
+from reprolab.jobs.failures import ACTIONS, FAILURES, classify_failure, failure, pending_verdict
+from reprolab.jobs.launch import SimulationJob, command_for, run_job, scrubbed_env
+from reprolab.jobs.submit import ClusterSettings, Resources, submit
 
 
 def job(tmp_path, code: str, **kw) -> SimulationJob:
@@ -89,7 +78,7 @@ def test_static_checks_refuse_escapes_with_reasons():
 
 def test_refused_script_is_fed_back_to_code_regeneration():
     from agents.code_generator import GeneratedCode
-    from reprolab.stage_steps import code_problems
+    from reprolab.steps.code import code_problems
 
     design = SimulationDesign.model_validate(_design(sweep=None))
     code = GeneratedCode(
@@ -202,7 +191,7 @@ def test_two_ranks_start_under_a_process_where_mpi_was_initialised(tmp_path):
     record_path = tmp_path / "record.json"
     child = (
         "import json, sys\n"
-        "from reprolab.simulate import SimulationJob, run_job\n"
+        "from reprolab.jobs.launch import SimulationJob, run_job\n"
         f"job = SimulationJob(script={str(script)!r}, workdir={str(tmp_path)!r}, mpi_ranks=2,"
         " python=sys.executable, timeout_s=120)\n"
         f"open({str(record_path)!r}, 'w').write(json.dumps(run_job(job)))\n"

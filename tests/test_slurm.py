@@ -26,8 +26,10 @@ import pytest
 import yaml
 
 from agents.simulation_designer import SimulationDesign
-from reprolab import checks, stage_run
-from reprolab.simulate import ClusterSettings, Resources, SimulationJob, submit_all
+from reprolab.jobs import stage_run
+from reprolab.jobs.launch import SimulationJob
+from reprolab.jobs.submit import ClusterSettings, Resources, submit_all
+from reprolab.physics import checks
 from tests.conftest import EXAMPLE, REPO
 
 pytestmark = pytest.mark.slurm

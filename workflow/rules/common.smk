@@ -2,7 +2,7 @@ import json
 import os
 from pathlib import Path
 
-from reprolab.eligibility import HIERARCHY
+from reprolab.steps.eligibility import HIERARCHY
 from reprolab.settings import paper_entries
 
 DEBUG = config.get("debug", {}).get("enabled", False)
@@ -36,7 +36,7 @@ def get_paper_files(wildcards):
 
 
 def get_replan_request(wildcards):
-    """Written by a supervisor's replan (reprolab.stage_steps.replan): replans when newer."""
+    """Written by a supervisor's replan (reprolab.steps.backtrack.replan): replans when newer."""
     path = Path(f"{OUT}/{wildcards.paper}/replan_request.json")
     return [str(path)] if path.is_file() else []
 
@@ -75,7 +75,7 @@ def get_design_inputs(wildcards):
     }
     if stage["stage_type"] != "MATERIAL_VALIDATION":
         inputs["validated"] = f"{OUT}/{wildcards.paper}/validated_materials.json"
-    # The validation hierarchy (reprolab.eligibility): lower levels' verdicts are edges too.
+    # The validation hierarchy (reprolab.steps.eligibility): lower levels' verdicts are edges too.
     inputs["hierarchy"] = [
         stage_file(wildcards, s["stage_id"], "verdict.json")
         for s in plan_stages(wildcards)

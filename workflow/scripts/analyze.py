@@ -1,5 +1,5 @@
-from reprolab.agent_checks import analyze_stage
 from reprolab.smk import step
+from reprolab.steps.analyze import analyze_stage
 
 with step(snakemake) as run:
     analyze_stage(

@@ -1,5 +1,5 @@
 from reprolab.smk import step
-from reprolab.stage_steps import run_checks
+from reprolab.steps.checks import run_checks
 
 with step(snakemake) as run:
     run_checks(

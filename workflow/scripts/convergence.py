@@ -1,5 +1,5 @@
-from reprolab.convergence import run_convergence
 from reprolab.smk import step
+from reprolab.steps.convergence import run_convergence
 
 with step(snakemake) as run:
     run_convergence(

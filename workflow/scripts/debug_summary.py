@@ -1,5 +1,5 @@
-from reprolab.debug import write_summary
 from reprolab.smk import step
+from reprolab.steps.debug import write_summary
 
 with step(snakemake) as run:
     write_summary(run, snakemake.input, snakemake.output.summary)

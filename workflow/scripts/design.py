@@ -1,5 +1,5 @@
 from reprolab.smk import step
-from reprolab.stage_steps import design_stage
+from reprolab.steps.design import design_stage
 
 with step(snakemake) as run:
     design_stage(

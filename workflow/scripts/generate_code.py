@@ -1,5 +1,5 @@
 from reprolab.smk import step
-from reprolab.stage_steps import generate_code
+from reprolab.steps.code import generate_code
 
 with step(snakemake) as run:
     generate_code(

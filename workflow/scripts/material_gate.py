@@ -1,5 +1,5 @@
-from reprolab.gates import material_gate
 from reprolab.smk import step
+from reprolab.steps.material import material_gate
 
 with step(snakemake) as run:
     material_gate(

@@ -1,5 +1,5 @@
-from reprolab.planning import make_plan
 from reprolab.smk import step
+from reprolab.steps.plan import make_plan
 
 with step(snakemake) as run:
     make_plan(

@@ -1,5 +1,5 @@
 from reprolab.smk import step
-from reprolab.stage_steps import run_simulation
+from reprolab.steps.run import run_simulation
 
 with step(snakemake) as run:
     run_simulation(

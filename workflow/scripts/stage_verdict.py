@@ -1,5 +1,5 @@
 from reprolab.smk import step
-from reprolab.stage_steps import stage_verdict
+from reprolab.steps.verdict import stage_verdict
 
 with step(snakemake) as run:
     stage_verdict(

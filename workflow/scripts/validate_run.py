@@ -1,5 +1,5 @@
-from reprolab.agent_checks import validate_run
 from reprolab.smk import step
+from reprolab.steps.validate import validate_run
 
 with step(snakemake) as run:
     validate_run(

@@ -7,8 +7,8 @@ from pathlib import Path
 from agents import context_window, plan_reviewer, planner, prompt_adaptor, prompts
 from agents.common import StageType
 from agents.planner import PlannerOutput
-from agents.prompt_adaptor import PromptModification
 from agents.runner import call_agent
+from reprolab.artifacts import load_adaptations
 from reprolab.events import log_event
 from reprolab.fileio import atomic_write_json, atomic_write_text, read_json
 from reprolab.paper import Paper
@@ -70,10 +70,6 @@ def adapt_prompts(run: PaperRun, out_json: str | Path, out_log: str | Path) -> N
     )
 
 
-def load_adaptations(path: str | Path) -> list[PromptModification]:
-    return [PromptModification.model_validate(m) for m in read_json(path)["applied"]]
-
-
 def plan_problems(plan: PlannerOutput, paper: Paper) -> list[str]:
     """What code can tell is wrong with a plan, before any reviewer reads it."""
     problems = []
@@ -129,7 +125,7 @@ def make_plan(
     """Planner and PlanReviewer in a bounded loop (every attempt kept on disk; at the
     limit a revision_limit gate). `replan` is the supervisor's replan request: its
     reason is the planner's first feedback."""
-    from reprolab.stage_steps import reviewed_loop  # stage_steps imports this module
+    from reprolab.steps.review import reviewed_loop
 
     out_dir = Path(out_plan).parent
     figures = figures_summary(run.paper)
@@ -161,7 +157,3 @@ def make_plan(
     atomic_write_json(out_plan, artifact)
     plan = PlannerOutput.model_validate(artifact["output"])
     log_event(out_dir, "plan", "plan approved", stages=len(plan.stages))
-
-
-def load_plan(path: str | Path) -> PlannerOutput:
-    return PlannerOutput.model_validate(read_json(path)["output"])

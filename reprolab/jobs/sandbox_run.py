@@ -1,9 +1,9 @@
-"""Entry point of one MPI rank: `python -m reprolab.sandbox_run [options] SCRIPT`.
+"""Entry point of one MPI rank: `python -m reprolab.jobs.sandbox_run [options] SCRIPT`.
 
 Started by the MPI launcher (or alone for one rank) in the stage's run
 directory. It records which MPI ranks saw each other (rank 0 writes
 `.mpi.json`: size, and rank/host/pid of every rank, gathered over MPI), installs
-the sandbox's runtime guard (`reprolab.sandbox.runtime_guard`) and runs the
+the sandbox's runtime guard (`reprolab.jobs.sandbox.runtime_guard`) and runs the
 script as `__main__`.
 """
 
@@ -42,7 +42,7 @@ def record_mpi(workdir: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m reprolab.sandbox_run")
+    parser = argparse.ArgumentParser(prog="python -m reprolab.jobs.sandbox_run")
     parser.add_argument("--memory-mb", type=int, default=0, help="address-space limit per rank")
     parser.add_argument("--cpu-seconds", type=int, default=0, help="CPU-time limit per rank")
     parser.add_argument("--no-guard", action="store_true", help="skip the audit hook")
@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> None:
     workdir = os.getcwd()
     record_mpi(workdir)
     if not args.no_guard:
-        from reprolab.sandbox import runtime_guard
+        from reprolab.jobs.sandbox import runtime_guard
 
         runtime_guard(workdir, args.memory_mb or None, args.cpu_seconds or None)
     sys.argv = [args.script]

@@ -1,125 +1,29 @@
-"""The agents that judge a run and its analysis, on top of the code's numbers.
-
-ExecutionValidator and PhysicsSanity read the run after the deterministic checks;
-ResultsAnalyzer writes the narrative and ComparisonValidator checks it against
-the recomputed numbers in a bounded loop. An agent can make a verdict stricter,
-never laxer: a deterministic failure stays a failure.
-"""
+"""The analysis step: the ResultsAnalyzer writes the narrative and the
+ComparisonValidator checks it against the numbers code recomputed, in a bounded loop."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from agents import comparison_validator, execution_validator, physics_sanity, results_analyzer
-from agents.code_generator import GeneratedCode
+from agents import comparison_validator, results_analyzer
 from agents.runner import call_agent
 from agents.simulation_designer import SimulationDesign
-from reprolab import checks as checks_mod
-from reprolab import compare
-from reprolab import thresholds as th
+from reprolab.artifacts import load_adaptations, load_plan, plan_stage
 from reprolab.events import log_event
 from reprolab.fileio import atomic_write_json, read_json
-from reprolab.planning import load_adaptations, load_plan
-from reprolab.stage_steps import code_that_ran, passed_on_block, plan_stage
+from reprolab.physics import checks as checks_mod
+from reprolab.physics import compare
+from reprolab.physics import thresholds as th
+from reprolab.steps.blocking import passed_on_block
 
-VERDICT_ORDER = ("pass", "warning", "fail")
 # Threshold values an analysis may quote (as fractions or percent).
 THRESHOLD_NUMBERS = tuple(
     v for b in th.DISCREPANCY_THRESHOLDS for v in (b.acceptable, b.investigate)
 ) + tuple(100 * v for b in th.DISCREPANCY_THRESHOLDS for v in (b.acceptable, b.investigate))
+
+
 CLASS_WORDS = ("SUCCESS", "PARTIAL", "FAILURE")
-
-
-def data_file_summaries(run_dir: Path, names: list[str]) -> list[dict]:
-    """Column ranges of each output CSV: what the physics agent may see of the data."""
-    summaries = []
-    for name in names:
-        path = run_dir / name
-        if path.suffix != ".csv" or not path.is_file():
-            continue
-        try:
-            cols = checks_mod.read_numeric_csv(path)
-        except (OSError, ValueError, KeyError, IndexError) as exc:
-            summaries.append({"file": name, "error": str(exc)})
-            continue
-        summaries.append(
-            {
-                "file": name,
-                "rows": len(next(iter(cols.values()), [])),
-                "columns": {
-                    c: {"min": min(v), "max": max(v), "first": v[0], "last": v[-1]}
-                    for c, v in cols.items()
-                    if v
-                },
-            }
-        )
-    return summaries
-
-
-def combined_verdict(checks_verdict: str, agent_verdicts: list[str]) -> str:
-    """The strictest of the code's verdict and the agents' (an agent cannot relax it)."""
-    code = {"pass": "pass", "warn": "warning", "warning": "warning", "fail": "fail"}[checks_verdict]
-    return max([code, *agent_verdicts], key=VERDICT_ORDER.index)
-
-
-def validate_run(
-    run, result_path, checks_path, code_json, design_path, plan_path, adaptations_path, out
-) -> None:
-    if passed_on_block(run, out, result_path):
-        return
-    record, checks = read_json(result_path), read_json(checks_path)
-    code = GeneratedCode.model_validate(read_json(code_that_ran(record, code_json))["output"])
-    stage_id = checks["stage_id"]
-    stage = plan_stage(load_plan(plan_path), stage_id)
-    adaptations = load_adaptations(adaptations_path)
-    execution = call_agent(
-        execution_validator.AGENT,
-        stage_id=stage_id,
-        attempt=1,
-        context=execution_validator.context(
-            {**record, "stage_id": stage_id}, code.expected_outputs, checks["checks"]
-        ),
-        session=run.agents,
-        adaptations=adaptations,
-    )
-    physics = call_agent(
-        physics_sanity.AGENT,
-        stage_id=stage_id,
-        attempt=1,
-        context=physics_sanity.context(
-            stage.model_dump(),
-            run.paper.meta.domain,
-            code.code,
-            data_file_summaries(Path(result_path).parent / "run", code.expected_outputs),
-            checks["checks"],
-        ),
-        session=run.agents,
-        adaptations=adaptations,
-    )
-    agent_verdicts = [execution["output"]["verdict"], physics["output"]["verdict"]]
-    verdict = combined_verdict(checks["verdict"], agent_verdicts)
-    if checks["verdict"] == "fail" and "fail" not in agent_verdicts:
-        log_event(
-            run.out_dir,
-            "validation",
-            f"{stage_id}: agents said {agent_verdicts} but deterministic checks failed; "
-            "the failure stands",
-        )
-    atomic_write_json(
-        out,
-        {
-            "stage_id": stage_id,
-            "verdict": verdict,
-            "checks_verdict": checks["verdict"],
-            "recoverable": bool(execution["output"]["recoverable"]),
-            "fix_hint": execution["output"]["fix_hint"],
-            "backtrack_suggestion": physics["output"]["backtrack_suggestion"],
-            "execution": execution,
-            "physics": physics,
-        },
-    )
-    log_event(run.out_dir, "validation", f"{stage_id}: run validation {verdict}")
 
 
 def raw_curves(run, design: SimulationDesign, run_dir: Path) -> dict:

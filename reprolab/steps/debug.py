@@ -15,14 +15,14 @@ from pathlib import Path
 
 import numpy as np
 
-from reprolab import lint
-from reprolab.checks import read_numeric_csv
 from reprolab.fileio import atomic_write_json, read_json
+from reprolab.physics import lint
+from reprolab.physics.checks import read_numeric_csv
 
 
 def source_spectrum_plot(design: dict, band: tuple[float, float] | None, out_png: Path) -> str:
     """The Gaussian source's power spectrum with the reported band marked."""
-    from reprolab import plots
+    from reprolab.report import plots
 
     fcen, fwidth = design["source_fcen"], design["source_fwidth"]
     f = np.linspace(max(fcen - 1.5 * fwidth, 1e-6), fcen + 1.5 * fwidth, 400)
@@ -86,7 +86,7 @@ def geometry_plot(geometry: dict, out_png: Path) -> str:
     along the cell for 1D, objects drawn in the cell's plane for 2D/3D."""
     from matplotlib.patches import Circle, Rectangle
 
-    from reprolab import plots
+    from reprolab.report import plots
 
     cell, objects = geometry["cell"], geometry["objects"]
     fig, ax = plots.plt.subplots(figsize=(6, 3.4), dpi=100)
@@ -151,7 +151,7 @@ def geometry_check(design, geometry: dict | None, factor: float) -> dict:
 
 
 def material_plot(materials: list[dict], out_png: Path) -> str | None:
-    from reprolab import plots
+    from reprolab.report import plots
 
     curves = []
     for m in materials:
@@ -180,7 +180,7 @@ def material_plot(materials: list[dict], out_png: Path) -> str | None:
 def write_summary(run, inputs, out_json) -> None:
     """debug_summary.json and the diagnostic plots next to it."""
     from agents.simulation_designer import SimulationDesign
-    from reprolab.stage_steps import reported_band
+    from reprolab.steps.static import reported_band
 
     started = time.time()
     out_dir = Path(out_json).parent

@@ -4,7 +4,7 @@ Three layers, each configurable in `simulation.sandbox` of the config:
 
 1. `static_problems(code)`: AST checks before anything is submitted. A refused
    script never runs; its reasons go back to code regeneration as problems.
-2. `runtime_guard(workdir)`: installed in every rank by `reprolab.sandbox_run`
+2. `runtime_guard(workdir)`: installed in every rank by `reprolab.jobs.sandbox_run`
    before the script starts. A Python audit hook (it cannot be removed from
    Python code) refuses writes outside the stage's run directory, sockets,
    subprocesses and `os.system`; the process gets memory and CPU-time rlimits.
@@ -13,7 +13,7 @@ Three layers, each configurable in `simulation.sandbox` of the config:
    `srun` the ranks must reach slurmstepd's PMIx server, so the namespace is
    not used there and layer 2 is what blocks Python-level network access.
 
-The environment is scrubbed of secrets by `reprolab.simulate.scrubbed_env`.
+The environment is scrubbed of secrets by `reprolab.jobs.launch.scrubbed_env`.
 """
 
 from __future__ import annotations

@@ -11,9 +11,9 @@ import argparse
 import json
 from pathlib import Path
 
-from reprolab import gates
 from reprolab.errors import GateError, InputFileError, ReproLabError
 from reprolab.fileio import atomic_write_json, read_json, read_model
+from reprolab.gates import consent, material, protocol
 
 STAGE_FILES = ("verdict.json", "result.json", "design.json")
 
@@ -111,7 +111,7 @@ def status_text(config: dict, only: str | None = None) -> str:
         lines.append(f"{paper_id}  ({out})")
         stages = plan_stage_ids(out)
         lines += [stage_line(out, s) for s in stages] or ["  no plan yet"]
-        pending = gates.pending_gates(out)
+        pending = protocol.pending_gates(out)
         for cp in pending:
             lines.append(f"  WAITING: {cp.gate_id} ({cp.kind}) - {cp.question}")
             lines.append(f"    answer: reprolab approve {paper_id} {cp.gate_id}")
@@ -147,12 +147,12 @@ def status_text(config: dict, only: str | None = None) -> str:
     return "\n".join(lines).rstrip()
 
 
-def find_gate(out: Path, gate_id: str) -> gates.Checkpoint:
-    request = gates.gate_request_path(out, gate_id)
+def find_gate(out: Path, gate_id: str) -> protocol.Checkpoint:
+    request = protocol.gate_request_path(out, gate_id)
     if not request.is_file():
-        known = [cp.gate_id for cp in gates.pending_gates(out)]
+        known = [cp.gate_id for cp in protocol.pending_gates(out)]
         raise GateError(f"no gate '{gate_id}' for {out.name} (pending gates: {known or 'none'})")
-    return read_model(request, gates.Checkpoint)
+    return read_model(request, protocol.Checkpoint)
 
 
 def answer(out: Path, args) -> int:
@@ -160,12 +160,12 @@ def answer(out: Path, args) -> int:
     if args.command not in cp.actions:
         raise GateError(f"gate '{cp.gate_id}' accepts {cp.actions}, not '{args.command}'")
     decision = {"action": args.command, "sha256": cp.sha256, "note": args.note}
-    if cp.kind == gates.MATERIAL_GATE:
+    if cp.kind == material.MATERIAL_GATE:
         verdict = getattr(args, "verdict", None) or (
             "approve" if args.command == "approve" else "need_help"
         )
-        if verdict not in gates.MATERIAL_OPTIONS:
-            raise GateError(f"--verdict {verdict!r}: valid: {list(gates.MATERIAL_OPTIONS)}")
+        if verdict not in material.MATERIAL_OPTIONS:
+            raise GateError(f"--verdict {verdict!r}: valid: {list(material.MATERIAL_OPTIONS)}")
         decision["verdict"] = verdict
     if args.command == "reject" and not args.note.strip():
         raise GateError("reject needs --note: it is the feedback for what is redone")
@@ -175,7 +175,7 @@ def answer(out: Path, args) -> int:
             decision["revised_data"] = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as exc:
             raise InputFileError(path, f"cannot be read as JSON: {exc}") from None
-    gates.Decision.model_validate(decision)
+    protocol.Decision.model_validate(decision)
     atomic_write_json(cp.answer_file, decision)
     print(f"reprolab: wrote {cp.answer_file}; run the same snakemake command again to go on.")
     return 0
@@ -187,7 +187,7 @@ def invalidate(out: Path, stage_id: str, reason: str) -> int:
         raise ReproLabError(
             f"unknown stage '{stage_id}' of {out.name} (plan stages: {stages or 'no plan yet'})"
         )
-    path = gates.invalidate_stage(out, stage_id, reason, source="user (reprolab invalidate)")
+    path = consent.invalidate_stage(out, stage_id, reason, source="user (reprolab invalidate)")
     print(
         f"reprolab: wrote {path}; the next run of the same command redoes {stage_id} and "
         "every stage that depends on it."

@@ -3,7 +3,7 @@
 Findings are `Check`s (pass / warn / fail with the number and threshold). The `fail`
 ones become problem strings that go back to design or code regeneration as feedback
 (`problems()`); all of them are recorded in the stage's checks.json. Thresholds come
-from `reprolab.thresholds` (shared/PHYSICS_CHECKS.md rows 5, 6, 7, 8, 9, 11).
+from `reprolab.physics.thresholds` (shared/PHYSICS_CHECKS.md rows 5, 6, 7, 8, 9, 11).
 
 The code lint reads the script with `ast`, resolving module-level numeric constants
 (`RESOLUTION = 2 * 400`, `float(os.environ.get("X", 1)) * 800` → its default), so it
@@ -17,8 +17,8 @@ import math
 import operator
 from pathlib import Path
 
-from reprolab import thresholds as th
-from reprolab.checks import Check, read_numeric_csv
+from reprolab.physics import thresholds as th
+from reprolab.physics.checks import Check, read_numeric_csv
 
 # The environment variable a generated script multiplies its resolution by: 2 for the
 # convergence rerun, the debug factor in quick-check mode. Scripts must read it.

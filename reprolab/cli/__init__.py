@@ -3,7 +3,11 @@
 `demo` runs the bundled example offline; `run` runs the pipeline with a config;
 `status` shows each paper's stages, what waits on you and how to answer;
 `approve` / `reject` / `edit` answer a gate; `invalidate` marks a stage to be
-redone (with its dependents) by the next run of the same command.
+redone (with its dependents) by the next run of the same command. What those
+commands do to the files is in `control`.
+
+May import: anything in `reprolab` (it is the top, beside the workflow); nothing
+imports this package but the `reprolab` console script.
 """
 
 from __future__ import annotations
@@ -78,7 +82,7 @@ def run_pipeline(configfile: str, cores: int, extra: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from reprolab import control
+    from reprolab.cli import control
     from reprolab.errors import ReproLabError
 
     parser = argparse.ArgumentParser(prog="reprolab", description=__doc__)

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agents.simulation_designer import SimulationDesign
-from reprolab import sandbox, simulate
 from reprolab.fileio import atomic_write_json, atomic_write_text, sha256_file
+from reprolab.jobs import failures, launch, sandbox, submit
 
 POINT_RECORD = ".point.json"
 DEFAULT_LAUNCHER = "mpirun --oversubscribe -np {ranks}"
@@ -54,7 +54,7 @@ class SandboxSettings:
 
 def resources_for(
     design: SimulationDesign, budget_minutes: float, sim_cfg: dict
-) -> tuple[simulate.Resources, float, list[str]]:
+) -> tuple[submit.Resources, float, list[str]]:
     """(resources, run timeout in s, notes) from the design's estimate and the plan's budget.
 
     The run timeout is the stage's budget; for a sweep it is one point's share:
@@ -93,7 +93,7 @@ def resources_for(
             f"design estimates {est.runtime_seconds:g} s, over {share} of "
             f"{timeout_s:g} s; that is the limit"
         )
-    return simulate.Resources(ranks, mem, math.ceil(timeout_s / 60) + 1), timeout_s, notes
+    return submit.Resources(ranks, mem, math.ceil(timeout_s / 60) + 1), timeout_s, notes
 
 
 def refused_record(problems: list[str], script: Path) -> dict:
@@ -111,7 +111,7 @@ def refused_record(problems: list[str], script: Path) -> dict:
         "script_sha256": sha256_file(script),
         "sandbox_problems": problems,
     }
-    record["failure"] = simulate.failure("sandbox_refused", "; ".join(problems[:5]), text)
+    record["failure"] = failures.failure("sandbox_refused", "; ".join(problems[:5]), text)
     return record
 
 
@@ -129,7 +129,7 @@ def run_stage(
     stage_dir: Path,
 ) -> dict:
     """Run the stage's script (a job, or a job array for a sweep); the result record."""
-    settings = simulate.ClusterSettings.from_config(sim_cfg)
+    settings = submit.ClusterSettings.from_config(sim_cfg)
     box = SandboxSettings.from_config(sim_cfg)
     workdir = (stage_dir / "run").resolve()
     workdir.mkdir(parents=True, exist_ok=True)
@@ -161,8 +161,8 @@ def run_stage(
         isolate_network=isolate,
     )
     if design.sweep is None:
-        job = simulate.SimulationJob(workdir=str(workdir), **base)
-        record = simulate.submit_all([job], settings, resources, stage_dir / "submitit")[0]
+        job = launch.SimulationJob(workdir=str(workdir), **base)
+        record = submit.submit_all([job], settings, resources, stage_dir / "submitit")[0]
     else:
         record = run_sweep(design, base, settings, resources, workdir, stage_dir)
     record.update(
@@ -203,13 +203,13 @@ def run_sweep(design, base, settings, resources, workdir: Path, stage_dir: Path)
         )
         label = f"point {i} ({sweep.parameter}={value})"
         jobs.append(
-            simulate.SimulationJob(
+            launch.SimulationJob(
                 **{**base, "script": str(script)}, workdir=str(pdir), env=env, label=label
             )
         )
         todo.append(i)
     if jobs:
-        fresh = simulate.submit_all(jobs, settings, resources, stage_dir / "submitit")
+        fresh = submit.submit_all(jobs, settings, resources, stage_dir / "submitit")
         for i, rec in zip(todo, fresh, strict=True):
             rec.update(index=i, value=sweep.values[i], reused=False)
             atomic_write_json(point_dir(workdir, i) / POINT_RECORD, rec)
@@ -294,9 +294,9 @@ def gather(design: SimulationDesign, records: list[dict], workdir: Path) -> dict
         "runtime_seconds": round(sum(runtimes), 3),
         "stdout_tail": "\n".join(
             f"--- {r.get('label')}\n{r.get('stdout_tail', '')[-300:]}" for r in records
-        )[-simulate.TAIL_CHARS :],
-        "stderr_tail": "\n".join(failed_tails)[-simulate.TAIL_CHARS :],
-        "output_files": simulate.collect_outputs(workdir, "simulation.py"),
+        )[-launch.TAIL_CHARS :],
+        "stderr_tail": "\n".join(failed_tails)[-launch.TAIL_CHARS :],
+        "output_files": launch.collect_outputs(workdir, "simulation.py"),
         "executor": head.get("executor"),
         "job_id": head.get("array_job_id") or head.get("job_id"),
         "array_job_id": head.get("array_job_id"),

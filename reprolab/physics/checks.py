@@ -1,7 +1,7 @@
 """Deterministic execution and physics checks on a simulation's result record.
 
 These run in code before any agent looks at a result; an agent's verdict can
-never override a `fail` here. Thresholds come from `reprolab.thresholds`.
+never override a `fail` here. Thresholds come from `reprolab.physics.thresholds`.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from reprolab import knowledge
-from reprolab import thresholds as th
 from reprolab.fileio import atomic_write_text
+from reprolab.physics import thresholds as th
 
 NAN_LOG_PATTERN = "fields are NaN or Inf"
 

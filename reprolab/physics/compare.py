@@ -1,7 +1,7 @@
 """Quantitative comparison of a reproduced curve with the paper's digitized data.
 
 All numbers an analysis cites are computed here; the classification reads the
-canonical thresholds in `reprolab.thresholds`.
+canonical thresholds in `reprolab.physics.thresholds`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import re
 
 import numpy as np
 
-from reprolab import thresholds as th
+from reprolab.physics import thresholds as th
 
 FEATURE_PROMINENCE = 0.05  # fraction of the curve's y range an extremum must stand out by
 

@@ -1,0 +1,13 @@
+"""Human gates: the one request/decision protocol, the material checkpoint, the consent log.
+
+`protocol` is the `Checkpoint` request and the `Decision` answer (bound by
+sha256), writing a request, reading and validating an answer, waiting; `material`
+builds the material checkpoint's request from stage 0's files; `consent` appends
+what a person (or the configured auto-approval) decided to
+`user_interactions.jsonl` and records invalidations. To add a gate kind, build a
+`Checkpoint` in the step that asks, resolve it with `protocol.resolve_gate` and
+log the answer with `consent.log_interaction`.
+
+May import: the core modules (`reprolab.artifacts`, `errors`, `events`,
+`fileio`) and `reprolab.physics`. Never `reprolab.steps`.
+"""

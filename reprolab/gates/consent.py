@@ -1,0 +1,55 @@
+"""The consent log (`user_interactions.jsonl`) and invalidations a person or the
+supervisor decided: what was decided, by whom, with what effect."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+from reprolab.errors import GateError
+from reprolab.events import log_event
+from reprolab.fileio import (
+    atomic_write_json,
+    read_json,
+)
+from reprolab.gates.material import MATERIAL_GATE
+from reprolab.gates.protocol import Decision
+
+
+def log_interaction(
+    paper_out: Path, question: str, decision: Decision, impact: str, kind: str = MATERIAL_GATE
+) -> None:
+    """Append to user_interactions.jsonl (the seed's user_interactions log)."""
+    path = Path(paper_out) / "user_interactions.jsonl"
+    n = len(path.read_text(encoding="utf-8").splitlines()) if path.is_file() else 0
+    entry = {
+        "id": f"U{n + 1}",
+        "timestamp": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "interaction_type": kind,
+        "question": question,
+        "user_response": decision.model_dump(),
+        "impact": impact,
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(entry) + "\n")
+
+
+def invalidate_stage(paper_out: Path, stage_id: str, reason: str, source: str) -> Path:
+    """Mark a stage invalid: its first rule reads this file, so the next run of the same
+    command reruns the stage and everything that depends on it (and nothing else)."""
+    if not reason.strip():
+        raise GateError(f"invalidating {stage_id}: a reason is required (it is logged)")
+    path = Path(paper_out) / "stages" / stage_id / "invalidation.json"
+    records = read_json(path)["records"] if path.is_file() else []
+    records.append(
+        {
+            "reason": reason,
+            "source": source,
+            "timestamp": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        }
+    )
+    atomic_write_json(path, {"stage_id": stage_id, "records": records})
+    log_event(Path(paper_out), "invalidate", f"{stage_id}: {reason} (by {source})")
+    return path

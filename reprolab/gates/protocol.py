@@ -1,0 +1,162 @@
+"""Human gates that bind to content: a request file, and a decision the user writes.
+
+One protocol (seed 004) for every gate: a `Checkpoint` request at
+`gates/<gate_id>.request.json` names the sha256 of what it asks about; the user
+answers with a `Decision` at `gates/<gate_id>.json` (by hand or with
+`reprolab approve|reject|edit`). A decision for other content is refused. While
+a gate waits, the step that opened it fails with instructions, so only that
+branch stops; running the same command again picks the answer up.
+
+The material checkpoint after stage 0 is mandatory. Revision limits of the
+design and code loops, and supervisor `ask_user` verdicts, are gates too.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import time
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from reprolab.errors import GateError, ReproLabError
+from reprolab.events import log_event
+from reprolab.fileio import (
+    atomic_write_json,
+    read_model,
+    sha256_bytes,
+)
+
+
+class Decision(BaseModel):
+    """The user's answer to a gate (seed 004's Decision)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    action: Literal["approve", "edit", "reject"]
+    """approve accepts what was asked about; edit replaces it; reject sends it back."""
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    """sha256 of the artifact being answered, copied from the request file."""
+    verdict: Literal["approve", "change_database", "change_material", "need_help"] | None = None
+    """Material checkpoint only: the seed's material verdicts."""
+    revised_data: dict | None = None
+    note: str = ""
+    answered_by: str = "user"
+    auto: bool = False
+    """True when config auto-approved the gate (demo only); the report says so."""
+
+
+class Checkpoint(BaseModel):
+    """A question the pipeline cannot answer itself (seed 004's Checkpoint)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    gate_id: str
+    """Names the request and decision files: gates/<gate_id>[.request].json."""
+    kind: str
+    """material_checkpoint, revision_limit or supervisor_ask_user."""
+    paper_id: str
+    stage_id: str | None = None
+    question: str
+    options: list[str]
+    """The choices offered (for the material checkpoint: the seed's four verdicts)."""
+    actions: list[str] = Field(default_factory=lambda: ["approve", "edit", "reject"])
+    """Valid `action` values of the answer."""
+    sha256: str
+    """sha256 of what is asked about; the answer must repeat it."""
+    payload: dict = Field(default_factory=dict)
+    answer_file: str
+    answer_example: dict
+    created_at: str = ""
+
+
+def content_sha256(data) -> str:
+    """sha256 of a JSON-able value in canonical form (what a gate binds to)."""
+    return sha256_bytes(json.dumps(data, sort_keys=True, default=str).encode())
+
+
+def gate_request_path(paper_out: Path, gate_id: str) -> Path:
+    return Path(paper_out) / "gates" / f"{gate_id}.request.json"
+
+
+def gate_decision_path(paper_out: Path, gate_id: str) -> Path:
+    return Path(paper_out) / "gates" / f"{gate_id}.json"
+
+
+def open_gate(paper_out: Path, checkpoint: Checkpoint) -> None:
+    """Write (or refresh) the request; the question stays until it is answered."""
+    if not checkpoint.created_at:
+        checkpoint.created_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    atomic_write_json(gate_request_path(paper_out, checkpoint.gate_id), checkpoint)
+
+
+def waiting_message(checkpoint: Checkpoint) -> str:
+    request = gate_request_path(Path(checkpoint.answer_file).parents[1], checkpoint.gate_id)
+    return (
+        f"WAITING FOR YOU: {checkpoint.kind.replace('_', ' ')} '{checkpoint.gate_id}' of paper "
+        f"'{checkpoint.paper_id}'.\n  {checkpoint.question}\n"
+        f"  Details: {request}\n"
+        f"  Answer with `reprolab approve {checkpoint.paper_id} {checkpoint.gate_id}` "
+        f"(or {'/'.join(a for a in checkpoint.actions if a != 'approve')}; options: "
+        f"{', '.join(checkpoint.options)}), or write "
+        f"{checkpoint.answer_file} containing:\n"
+        f"    {json.dumps(checkpoint.answer_example)}\n"
+        "  then run the same snakemake command again. Other branches and papers go on."
+    )
+
+
+def read_decision(checkpoint: Checkpoint) -> Decision | None:
+    """The user's valid answer, None while there is none; a stale or malformed one
+    is refused with the file and field named (and nothing is overwritten)."""
+    answer = Path(checkpoint.answer_file)
+    if not answer.is_file():
+        return None
+    decision = read_model(answer, Decision)
+    if decision.sha256 != checkpoint.sha256:
+        raise GateError(
+            f"{answer}: field 'sha256' is {decision.sha256}, but what gate "
+            f"'{checkpoint.gate_id}' asks about now has sha256 {checkpoint.sha256}: the "
+            "decision answers an earlier version. Read "
+            f"{gate_request_path(answer.parents[1], checkpoint.gate_id)} again and answer "
+            "with the current sha256."
+        )
+    if decision.action not in checkpoint.actions:
+        raise GateError(
+            f"{answer}: field 'action' is {decision.action!r}; gate '{checkpoint.gate_id}' "
+            f"accepts {checkpoint.actions}"
+        )
+    return decision
+
+
+def resolve_gate(paper_out: Path, checkpoint: Checkpoint, wait_s: float = 0.0) -> Decision:
+    """Open the gate and return its answer; without one, wait up to `wait_s` (config
+    gates.wait_timeout_s), then stop this branch with instructions."""
+    open_gate(paper_out, checkpoint)
+    deadline = time.monotonic() + wait_s
+    while True:
+        decision = read_decision(checkpoint)
+        if decision is not None:
+            return decision
+        if time.monotonic() >= deadline:
+            log_event(paper_out, "gate", f"waiting: {checkpoint.gate_id}")
+            raise GateError(waiting_message(checkpoint))
+        time.sleep(min(5.0, max(0.1, deadline - time.monotonic())))
+
+
+def pending_gates(paper_out: Path) -> list[Checkpoint]:
+    """Requests without an answer that matches them (what `reprolab status` lists)."""
+    pending = []
+    for path in sorted((Path(paper_out) / "gates").glob("*.request.json")):
+        try:
+            checkpoint = read_model(path, Checkpoint)
+        except Exception:  # noqa: BLE001 - older request formats are not gates to answer
+            continue
+        try:
+            answered = read_decision(checkpoint) is not None
+        except (GateError, ReproLabError):
+            answered = False  # stale or malformed: still waiting for a valid answer
+        if not answered:
+            pending.append(checkpoint)
+    return pending

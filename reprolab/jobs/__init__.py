@@ -1,0 +1,13 @@
+"""Running generated simulation code: resources, the sandbox, submitit and Slurm.
+
+`stage_run` turns a stage's design into one job or a job array (sweeps) and
+gathers the records; `submit` sends them through submitit (local subprocess or
+Slurm) and waits, cancelling what can never run; `launch` is what runs on the
+worker (MPI launcher, scrubbed environment, captured logs); `sandbox_run` is the
+entry point of every MPI rank; `sandbox` refuses scripts statically and guards
+them at run time; `failures` names every way a job can fail and what to do.
+
+May import: the core modules (`reprolab.errors`, `fileio`), submitit, and
+`agents.simulation_designer` for the design's type. Never `reprolab.steps`,
+`gates` or `report`.
+"""

@@ -1,0 +1,335 @@
+"""Sends a stage's job (or a job array for a sweep) through submitit and waits.
+
+`submit_all` sends one job, or a job array for a sweep, and waits for every
+record. It reads job state with `scontrol` (no accounting database needed): a
+job Slurm killed (TIMEOUT, out of memory, cancelled, node failure, preemption)
+leaves no submitit result, so its record is built from the job state and the
+script's own log files. A job Slurm refuses at submission, one pending for a
+reason that can never be satisfied (`UNSCHEDULABLE_REASONS`), and one pending
+longer than `simulation.queue_wait_minutes` are cancelled and recorded as
+failures instead of hanging the pipeline."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import submitit
+from submitit.core.utils import FailedJobError, FailedSubmissionError
+
+from reprolab.fileio import sha256_file
+from reprolab.jobs.failures import classify_failure, failure, pending_verdict
+from reprolab.jobs.launch import (
+    SimulationJob,
+    _read_json,
+    _tail,
+    collect_outputs,
+    command_for,
+    run_job,
+)
+
+STATE_POLL_S = 2.0
+
+
+ACTIVE_STATES = {
+    "PENDING",
+    "CONFIGURING",
+    "RUNNING",
+    "COMPLETING",
+    "REQUEUED",
+    "REQUEUE_HOLD",
+    "REQUEUE_FED",
+    "RESIZING",
+    "SUSPENDED",
+    "STAGE_OUT",
+    "SIGNALING",
+}
+
+
+@dataclass(frozen=True)
+class ClusterSettings:
+    """How jobs are submitted; from `simulation:` in the config."""
+
+    executor: str = "local"
+    partition: str | None = None
+    account: str | None = None
+    qos: str | None = None
+    extra_sbatch: dict = field(default_factory=dict)
+    max_concurrent: int = 8
+    poll_s: float = 0.5
+    queue_wait_min: float = 30.0
+    """Most minutes a job may pend in the Slurm queue before it is cancelled (0: no limit).
+    Time a sweep point waits behind the array's own throttle does not count."""
+
+    @classmethod
+    def from_config(cls, sim_cfg: dict) -> ClusterSettings:
+        slurm = dict(sim_cfg.get("slurm") or {})
+        queue_wait = float(sim_cfg.get("queue_wait_minutes", 30))
+        if queue_wait < 0:
+            raise ValueError(
+                f"simulation.queue_wait_minutes is {queue_wait:g}; valid: 0 (no limit) or more"
+            )
+        return cls(
+            queue_wait_min=queue_wait,
+            executor=sim_cfg.get("executor", "local"),
+            partition=slurm.get("partition"),
+            account=slurm.get("account"),
+            qos=slurm.get("qos"),
+            extra_sbatch=dict(slurm.get("extra_sbatch") or {}),
+            max_concurrent=int(sim_cfg.get("max_concurrent_jobs", 8)),
+        )
+
+
+@dataclass(frozen=True)
+class Resources:
+    """What one job asks the scheduler for."""
+
+    ranks: int
+    mem_mb: int
+    """Memory for the whole job (all ranks)."""
+    time_min: int
+    """Scheduler time limit; a minute above the run's own timeout."""
+
+
+def slurm_state(job_id: str) -> dict:
+    """`scontrol show job` fields (works without accounting); {} once Slurm forgot it."""
+    try:
+        proc = subprocess.run(
+            ["scontrol", "show", "job", "-o", str(job_id)],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    if proc.returncode != 0:
+        return {}
+    fields = {}
+    for token in proc.stdout.split():
+        key, sep, value = token.partition("=")
+        if sep and key not in fields:
+            fields[key] = value
+    return fields
+
+
+def executor_for(settings: ClusterSettings, resources: Resources, folder: Path, n: int):
+    ex = submitit.AutoExecutor(folder=str(folder), cluster=settings.executor)
+    params: dict = {"timeout_min": resources.time_min}
+    if settings.executor == "slurm":
+        extra = {"ntasks": resources.ranks, **settings.extra_sbatch}
+        params.update(
+            slurm_job_name="reprolab-sim",
+            slurm_cpus_per_task=1,
+            slurm_mem=f"{resources.mem_mb}M",
+            # The job function runs once in the batch step and starts the ranks
+            # with the MPI launcher (srun --mpi=pmix), so no srun around it.
+            slurm_use_srun=False,
+            slurm_additional_parameters=extra,
+            slurm_array_parallelism=max(1, min(settings.max_concurrent, n)),
+        )
+        for key in ("partition", "account", "qos"):
+            if getattr(settings, key):
+                params[f"slurm_{key}"] = getattr(settings, key)
+    ex.update_parameters(**params)
+    return ex
+
+
+@dataclass
+class Outcome:
+    """How one submitted job ended, as seen by the submitting side."""
+
+    record: dict | None = None
+    """The worker's record (None when the worker returned none)."""
+    state: dict = field(default_factory=dict)
+    """The last `scontrol show job` fields seen."""
+    error: str = ""
+    failure: dict | None = None
+    """Set when this side stopped the job (never schedulable, queue wait over)."""
+
+
+def _collect(job, state: dict) -> Outcome:
+    try:
+        return Outcome(job.result(), state)
+    except Exception as exc:  # submitit re-raises the worker's failure
+        return Outcome(None, state, f"{type(exc).__name__}: {exc}")
+
+
+def _cancel(job_id: str) -> str:
+    """scancel the job; '' or what went wrong."""
+    try:
+        proc = subprocess.run(["scancel", job_id], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"; scancel {job_id} failed: {exc}"
+    return f"; scancel {job_id} failed: {proc.stderr.strip()}" if proc.returncode else ""
+
+
+def wait_slurm(submitted: list, settings: ClusterSettings) -> list[Outcome]:
+    """Wait for every job of one submission (a job or an array's tasks) together.
+
+    A task pending for a reason that never clears is cancelled at once; one that
+    pends longer than `queue_wait_min` is cancelled then. Queue time is counted
+    per task, from its submission, leaving out time held back by the array's own
+    throttle (Reason JobArrayTaskLimit): that wait is this pipeline's choice.
+    """
+    n = len(submitted)
+    done: list[Outcome | None] = [None] * n
+    states: list[dict] = [{} for _ in submitted]
+    queued = [0.0] * n
+    ended_at: dict[int, float] = {}
+    last_poll = time.time()
+    while True:
+        for i, job in enumerate(submitted):
+            if done[i] is None and job.paths.result_pickle.exists():
+                # The final state: a job cancelled, preempted or timed out still
+                # returns a record (its ranks were killed); Slurm says which.
+                done[i] = _collect(job, slurm_state(job.job_id) or states[i])
+        if all(d is not None for d in done):
+            return done  # type: ignore[return-value]
+        now = time.time()
+        if now - last_poll >= STATE_POLL_S:
+            elapsed, last_poll = now - last_poll, now
+            for i, job in enumerate(submitted):
+                if done[i] is None:
+                    done[i] = _poll(job, states, queued, ended_at, i, elapsed, settings)
+        time.sleep(settings.poll_s)
+
+
+def _poll(job, states, queued, ended_at, i, elapsed, settings) -> Outcome | None:
+    states[i] = slurm_state(job.job_id) or states[i]
+    state = states[i]
+    name = state.get("JobState", "")
+    if name == "PENDING":
+        if state.get("Reason") != "JobArrayTaskLimit":
+            queued[i] += elapsed
+        verdict = pending_verdict(state, queued[i], settings.queue_wait_min)
+        if verdict is not None:
+            verdict["summary"] += _cancel(job.job_id)
+            return Outcome(None, state, "", verdict)
+        return None
+    if state and name in ACTIVE_STATES:
+        return None
+    # Over (or forgotten by Slurm): give the worker a moment to write its result.
+    ended_at.setdefault(i, time.time())
+    if job.paths.result_pickle.exists():
+        return _collect(job, state)  # state is already the final one
+    if time.time() - ended_at[i] > 10:
+        return Outcome(None, state, f"job ended in Slurm state {name or 'unknown'}")
+    return None
+
+
+def _finish(
+    sim: SimulationJob,
+    job,
+    outcome: Outcome,
+    settings: ClusterSettings,
+    resources: Resources,
+    array_id: str | None,
+) -> dict:
+    workdir = Path(sim.workdir)
+    record, state, error = outcome.record, outcome.state, outcome.error
+    if record is None:
+        submit_log = _tail(Path(str(job.paths.stderr)), 2000) if job is not None else ""
+        record = {
+            "command": command_for(sim),
+            "exit_code": _exit_code(state),
+            "timed_out": state.get("JobState") == "TIMEOUT",
+            "runtime_seconds": None,
+            "hostname": state.get("NodeList"),
+            "stdout_tail": _tail(workdir / "stdout.txt"),
+            "stderr_tail": _tail(workdir / "stderr.txt")
+            or submit_log + (f"\n{error}" if error else ""),
+            "output_files": collect_outputs(workdir, Path(sim.script).name)
+            if workdir.is_dir()
+            else [],
+            "mpi": _read_json(workdir / ".mpi.json"),
+            "slurm_env": {},
+            "network_isolated": sim.isolate_network,
+        }
+    record.update(
+        {
+            "executor": settings.executor,
+            "job_id": str(job.job_id) if job is not None else None,
+            "array_job_id": array_id,
+            "label": sim.label,
+            "mpi_ranks": sim.mpi_ranks,
+            "timeout_s": sim.timeout_s,
+            "resources": asdict(resources),
+            "script_sha256": sha256_file(sim.script),
+            "job": asdict(sim),
+        }
+    )
+    if state:
+        record["slurm_state"] = {
+            k: state.get(k)
+            for k in ("JobState", "Reason", "ExitCode", "Restarts", "NodeList", "TimeLimit")
+        }
+    record["failure"] = outcome.failure or classify_failure(record, state)
+    return record
+
+
+def _exit_code(state: dict) -> int | None:
+    code = state.get("ExitCode", "")
+    try:
+        status, signal_number = (int(x) for x in code.split(":"))
+    except ValueError:
+        return None
+    return status if status else (-signal_number if signal_number else None)
+
+
+def submit_all(
+    jobs: list[SimulationJob],
+    settings: ClusterSettings,
+    resources: Resources,
+    log_folder: str | Path,
+) -> list[dict]:
+    """Submit the jobs (a job array when more than one) and wait for every record."""
+    folder = Path(log_folder)
+    ex = executor_for(settings, resources, folder, len(jobs))
+    if settings.executor == "slurm":
+        try:
+            submitted = (
+                [ex.submit(run_job, jobs[0])] if len(jobs) == 1 else ex.map_array(run_job, jobs)
+            )
+        except (FailedJobError, FailedSubmissionError, OSError) as exc:
+            # sbatch's own words, e.g. "Memory specification can not be satisfied".
+            words = " ".join(str(exc).replace("sbatch: error:", "").split())
+            refused = Outcome(None, {}, "", failure("submission_refused", words, str(exc)))
+            return [_finish(sim, None, refused, settings, resources, None) for sim in jobs]
+        array_id = submitted[0].job_id.split("_")[0] if len(jobs) > 1 else None
+        outcomes = wait_slurm(submitted, settings)
+        return [
+            _finish(sim, job, out, settings, resources, array_id)
+            for sim, job, out in zip(jobs, submitted, outcomes, strict=True)
+        ]
+    # Local executors have no array throttle: keep at most max_concurrent running.
+    results: list[dict | None] = [None] * len(jobs)
+    running: dict[int, object] = {}
+    pending = list(range(len(jobs)))
+    while pending or running:
+        while pending and len(running) < max(1, settings.max_concurrent):
+            i = pending.pop(0)
+            running[i] = ex.submit(run_job, jobs[i])
+        for i, job in list(running.items()):
+            if job.done():
+                results[i] = _finish(jobs[i], job, _collect(job, {}), settings, resources, None)
+                del running[i]
+        time.sleep(settings.poll_s)
+    return [r for r in results if r is not None]
+
+
+def submit(
+    job: SimulationJob,
+    executor: str,
+    log_folder: str | Path,
+    settings: ClusterSettings | None = None,
+    resources: Resources | None = None,
+) -> dict:
+    """One job through submitit (`local`, `debug` or `slurm`); waits for its record."""
+    settings = settings or ClusterSettings(executor=executor)
+    resources = resources or Resources(
+        ranks=job.mpi_ranks, mem_mb=1024, time_min=math.ceil(job.timeout_s / 60) + 1
+    )
+    return submit_all([job], settings, resources, log_folder)[0]

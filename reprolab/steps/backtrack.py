@@ -1,0 +1,113 @@
+"""Backtracks and replans, decided in code (the seed's decision matrix and limits)."""
+
+from __future__ import annotations
+
+import json
+
+from agents.planner import PlannerOutput, PlanStage
+from reprolab.artifacts import read_jsonl
+from reprolab.errors import StageBlockedError
+from reprolab.events import log_event
+from reprolab.fileio import (
+    atomic_write_json,
+    read_json,
+)
+from reprolab.gates import consent
+from reprolab.settings import PaperRun
+
+
+def ancestors(plan: PlannerOutput, stage_id: str) -> list[str]:
+    """The stage and every stage it depends on, directly or not, in plan order."""
+    by_id = {s.stage_id: s for s in plan.stages}
+    seen, todo = set(), [stage_id]
+    while todo:
+        sid = todo.pop()
+        if sid not in seen:
+            seen.add(sid)
+            todo += by_id[sid].dependencies
+    return [s.stage_id for s in plan.stages if s.stage_id in seen]
+
+
+def backtrack_decision(suggestion: dict | None, done: int, limit: int) -> str:
+    """The seed's supervisor decision matrix: accept, ask_user or reject (handle the
+    problem in this stage). A backtrack without PhysicsSanity's suggestion counts as
+    significant with high confidence."""
+    severity = (suggestion or {}).get("severity", "significant")
+    confidence = (suggestion or {}).get("confidence", "high")
+    if done >= limit:
+        return "ask_user"
+    if severity == "minor":
+        return "reject"
+    return "accept" if confidence == "high" else "ask_user"
+
+
+def backtrack(
+    run: PaperRun,
+    plan: PlannerOutput,
+    stage: PlanStage,
+    output: dict,
+    suggestion: dict | None = None,
+) -> str:
+    """Apply a supervisor's backtrack_to_stage, decided in code: the target must be this
+    stage or one it depends on, and the paper may backtrack `limits.max_backtracks`
+    times. A valid backtrack invalidates the target (so the next run of the same
+    command reruns it and its dependents, nothing else) and stops this branch; an
+    invalid one or one over the limit becomes an ask_user verdict."""
+    target = output.get("backtrack_target")
+    valid = ancestors(plan, stage.stage_id)
+    done = [b for b in read_jsonl(run.out_dir / "backtracks.jsonl") if b["to"] != "plan"]
+    decision = backtrack_decision(suggestion, len(done), run.limits.max_backtracks)
+    if decision != "accept" and target in valid:
+        log_event(
+            run.out_dir,
+            "supervisor",
+            f"{stage.stage_id}: backtrack to {target}: {decision} (suggestion "
+            f"{(suggestion or {}).get('severity')}/{(suggestion or {}).get('confidence')}, "
+            f"{len(done)} of {run.limits.max_backtracks} done)",
+        )
+        return "ok_continue" if decision == "reject" else "ask_user"
+    if target not in valid:
+        log_event(
+            run.out_dir,
+            "supervisor",
+            f"{stage.stage_id}: backtrack target {target!r} refused (valid: {valid}); asking",
+        )
+        return "ask_user"
+    reason = output.get("feedback") or "(no feedback)"
+    entry = {"from": stage.stage_id, "to": target, "reason": reason, "number": len(done) + 1}
+    consent.invalidate_stage(
+        run.out_dir, target, reason, source=f"supervisor of {stage.stage_id} (backtrack)"
+    )
+    with open(run.out_dir / "backtracks.jsonl", "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(entry) + "\n")
+    redo = [s.stage_id for s in plan.stages if target in ancestors(plan, s.stage_id)]
+    raise StageBlockedError(
+        f"BACKTRACK {entry['number']}/{run.limits.max_backtracks}: the supervisor of "
+        f"{stage.stage_id} sends paper '{run.paper_id}' back to {target}: {reason}\n"
+        f"  {target} is invalidated; run the same command again to redo {', '.join(redo)}."
+    )
+
+
+def replan(run: PaperRun, stage: PlanStage, reason: str) -> str:
+    """Request a new plan (at most `limits.max_replans` per paper; then ask the user):
+    replan_request.json is an input of the plan checkpoint, so the next run of the same
+    command replans with the reason as feedback and redoes what the new plan needs."""
+    path = run.out_dir / "replan_request.json"
+    records = read_json(path)["records"] if path.is_file() else []
+    if len(records) >= run.limits.max_replans:
+        log_event(
+            run.out_dir,
+            "supervisor",
+            f"{stage.stage_id}: replan refused: limits.max_replans={run.limits.max_replans} "
+            "reached; asking",
+        )
+        return "ask_user"
+    records.append({"reason": reason, "source": f"supervisor of {stage.stage_id}"})
+    atomic_write_json(path, {"records": records})
+    with open(run.out_dir / "backtracks.jsonl", "a", encoding="utf-8") as fh:
+        fh.write(json.dumps({"from": stage.stage_id, "to": "plan", "reason": reason}) + "\n")
+    raise StageBlockedError(
+        f"REPLAN {len(records)}/{run.limits.max_replans}: the supervisor of {stage.stage_id} "
+        f"asks for a new plan of paper '{run.paper_id}': {reason}\n"
+        "  Run the same command again: the plan is redone, then every stage it changes."
+    )

@@ -1,0 +1,63 @@
+"""The comparison step: every reproduced curve against the paper's digitized data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agents.simulation_designer import SimulationDesign
+from reprolab.fileio import (
+    atomic_write_json,
+    read_json,
+)
+from reprolab.physics import checks as checks_mod
+from reprolab.physics import compare
+from reprolab.physics import thresholds as th
+from reprolab.steps import eligibility
+
+
+def compare_stage(run, design_path, checks_path, out_comparison) -> None:
+    from reprolab.report import plots
+
+    blocked = eligibility.blocked_in(design_path, checks_path)
+    if blocked:
+        atomic_write_json(out_comparison, {**blocked, "figures": []})
+        return
+    design = SimulationDesign.model_validate(read_json(design_path)["output"])
+    stage_dir = Path(out_comparison).parent
+    checks = read_json(checks_path)
+    figures = {}
+    for fo in design.figure_outputs:
+        fig = figures.setdefault(fo.figure_id, {"figure_id": fo.figure_id, "curves": []})
+        xp, yp = run.paper.curve_data(fo.figure_id, fo.curve_id)
+        path = stage_dir / "run" / fo.file
+        entry = {"curve_id": fo.curve_id, "file": fo.file}
+        try:
+            cols = checks_mod.read_numeric_csv(path)
+            xs, ys = cols[fo.x_column], cols[fo.y_column]
+        except (OSError, KeyError, IndexError) as exc:
+            entry.update(
+                error=f"cannot read {fo.file} columns: {exc}", classes={"missing": "FAILURE"}
+            )
+            fig["curves"].append(entry)
+            continue
+        entry.update(compare.compare_curve(xp, yp, xs, ys))
+        entry["classes"] = compare.classify_curve(entry)
+        entry["sim"] = {"x": xs, "y": ys}
+        fig["curves"].append(entry)
+    for fig in figures.values():
+        classes = [c for curve in fig["curves"] for c in curve["classes"].values()]
+        fig["classification"] = th.worst(classes)
+        fig["overlay"] = plots.overlay(
+            run.paper, fig, stage_dir / f"overlay_{fig['figure_id']}.png"
+        )
+        for curve in fig["curves"]:
+            curve.pop("sim", None)
+    atomic_write_json(
+        out_comparison,
+        {
+            "stage_id": design.stage_id,
+            "checks_verdict": checks["verdict"],
+            "figures": list(figures.values()),
+            "thresholds": [b.__dict__ for b in th.DISCREPANCY_THRESHOLDS],
+        },
+    )

@@ -1,0 +1,137 @@
+"""The design step: SimulationDesigner ⇄ DesignReviewer with the checks code makes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agents import (
+    design_reviewer,
+    simulation_designer,
+)
+from agents.common import StageType
+from agents.planner import PlannerOutput, PlanStage
+from agents.simulation_designer import SimulationDesign
+from reprolab.artifacts import load_adaptations, load_plan, plan_stage
+from reprolab.fileio import (
+    atomic_write_json,
+    read_json,
+)
+from reprolab.physics import lint
+from reprolab.settings import PaperRun
+from reprolab.steps import eligibility
+from reprolab.steps.blocking import block
+from reprolab.steps.review import reviewed_loop
+from reprolab.steps.static import static_findings
+
+
+def stage_materials(stage: PlanStage, plan: PlannerOutput, validated: str | Path | None) -> list:
+    """Stage 0 designs from planned materials; later stages only from validated ones."""
+    if stage.stage_type == StageType.MATERIAL_VALIDATION:
+        return [m.model_dump() for m in plan.planned_materials]
+    return read_json(validated)["materials"]
+
+
+def design_problems(design: SimulationDesign, stage: PlanStage, run: PaperRun, mats) -> list[str]:
+    problems = []
+    if design.stage_id != stage.stage_id:
+        problems.append(f"design is for '{design.stage_id}', not '{stage.stage_id}'")
+    known = {m["material_id"] for m in mats}
+    for mid in design.materials:
+        if mid not in known:
+            problems.append(f"material '{mid}' is not available (valid: {sorted(known)})")
+    outputs = {o.file: o for o in design.output_specifications}
+    covered = set()
+    for fo in design.figure_outputs:
+        if fo.figure_id not in stage.target_figures:
+            problems.append(
+                f"figure_outputs: '{fo.figure_id}' is not a target of this stage "
+                f"(targets: {stage.target_figures})"
+            )
+            continue
+        curves = {c.curve_id for c in run.paper.figure(fo.figure_id).curves}
+        if fo.curve_id not in curves:
+            problems.append(
+                f"figure_outputs: {fo.figure_id} has no curve '{fo.curve_id}' "
+                f"(valid: {sorted(curves)})"
+            )
+        spec = outputs.get(fo.file)
+        if spec is None:
+            problems.append(f"figure_outputs: '{fo.file}' is not in output_specifications")
+        else:
+            for col in (fo.x_column, fo.y_column):
+                if col not in spec.columns:
+                    problems.append(
+                        f"figure_outputs: column '{col}' is not in {fo.file} "
+                        f"(columns: {spec.columns})"
+                    )
+        covered.add((fo.figure_id, fo.curve_id))
+    for fig_id in stage.target_figures:
+        for curve in run.paper.figure(fig_id).curves:
+            if (fig_id, curve.curve_id) not in covered:
+                problems.append(f"no output reproduces {fig_id} curve '{curve.curve_id}'")
+    return problems
+
+
+def invalidation_feedback(invalidation: str | Path | None) -> str | None:
+    """Why this stage is being redone (backtrack, user, material gate), for the designer."""
+    if not invalidation:
+        return None
+    records = read_json(invalidation)["records"]
+    return "This stage is being redone. " + " ".join(
+        f"Reason ({r['source']}): {r['reason']}" for r in records[-1:]
+    )
+
+
+def design_stage(
+    run,
+    plan_path,
+    adaptations_path,
+    stage_id,
+    dep_verdicts,
+    validated,
+    out_design,
+    invalidation=None,
+    hierarchy_verdicts=(),
+) -> None:
+    plan = load_plan(plan_path)
+    stage = plan_stage(plan, stage_id)
+    reason = eligibility.blocked_reason(
+        stage,
+        [read_json(p) for p in dep_verdicts],
+        [read_json(p) for p in hierarchy_verdicts],
+        eligibility.spent_seconds(run.out_dir),
+        run.total_runtime_budget_s,
+    )
+    if reason:
+        block(run, out_design, stage_id, reason)
+        return
+    mats = stage_materials(stage, plan, validated)
+    figures = [run.paper.figure(f).model_dump() for f in stage.target_figures]
+    assumptions = [a.model_dump() for a in plan.assumptions]
+    artifact = reviewed_loop(
+        run=run,
+        stage_id=stage_id,
+        stage_dir=Path(out_design).parent,
+        adaptations=load_adaptations(adaptations_path),
+        author=simulation_designer.AGENT,
+        reviewer=design_reviewer.AGENT,
+        limit=run.limits.max_design_revisions,
+        author_context=lambda fb: simulation_designer.context(
+            stage.model_dump(),
+            assumptions,
+            mats,
+            figures,
+            fb,
+            extracted_parameters=[p.model_dump() for p in plan.extracted_parameters],
+            paper_domain=run.paper.meta.domain,
+        ),
+        reviewer_context=lambda out: design_reviewer.context(stage.model_dump(), out, mats),
+        code_problems=lambda out: (
+            design_problems(SimulationDesign.model_validate(out), stage, run, mats)
+            + lint.problems(static_findings(SimulationDesign.model_validate(out), mats, None, run))
+        ),
+        name="design",
+        feedback=invalidation_feedback(invalidation),
+    )
+    artifact["materials"] = mats
+    atomic_write_json(out_design, artifact)

@@ -1,0 +1,91 @@
+"""The material gate step: approve writes validated_materials.json; a change
+invalidates stage 0; the demo's configured auto-approval is marked as such."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reprolab.errors import GateError
+from reprolab.events import log_event
+from reprolab.fileio import (
+    atomic_write_json,
+)
+from reprolab.gates.consent import invalidate_stage, log_interaction
+from reprolab.gates.material import (
+    MATERIAL_GATE,
+    material_checkpoint,
+    material_payload,
+    request_path,
+)
+from reprolab.gates.protocol import Decision, resolve_gate
+
+
+def auto_approve(plan_path, stage0_verdict, out_decision) -> None:
+    payload = material_payload(plan_path, stage0_verdict)
+    decision = Decision(
+        action="approve",
+        verdict="approve",
+        sha256=payload["sha256"],
+        note="auto-approved because config gates.auto_approve lists material_checkpoint",
+        answered_by="config",
+        auto=True,
+    )
+    atomic_write_json(out_decision, decision)
+    log_event(Path(out_decision).parents[1], "gate", "material checkpoint AUTO-APPROVED by config")
+
+
+def material_gate(
+    paper_id, plan_path, stage0_verdict, decision_file, out_validated, wait_s: float = 0.0
+) -> None:
+    paper_out = Path(out_validated).parent
+    payload = material_payload(plan_path, stage0_verdict)
+    checkpoint = material_checkpoint(paper_out, paper_id, payload)
+    if decision_file:
+        checkpoint.answer_file = str(decision_file)
+    decision = resolve_gate(paper_out, checkpoint, wait_s)
+    answer = checkpoint.answer_file
+    verdict = decision.verdict or ("approve" if decision.action == "approve" else "need_help")
+    if (decision.action == "approve") != (verdict == "approve"):
+        raise GateError(
+            f"{answer}: action={decision.action!r} with verdict={verdict!r}: approve goes "
+            "with verdict approve; reject with change_database, change_material or need_help"
+        )
+    if verdict in ("change_database", "change_material"):
+        what = "database" if verdict == "change_database" else "material choice"
+        invalidate_stage(
+            paper_out,
+            payload["stage0"]["stage_id"],
+            f"user asked to change the {what}: {decision.note or '(no note)'}",
+            source=f"{MATERIAL_GATE} ({answer})",
+        )
+        log_interaction(
+            paper_out, checkpoint.question, decision, f"stage 0 invalidated ({verdict})"
+        )
+        # Consumed: the rerun of stage 0 asks again rather than re-reading this answer.
+        answered = Path(answer)
+        n = len(list(answered.parent.glob(f"{MATERIAL_GATE}.answered-*.json"))) + 1
+        answered.rename(answered.with_name(f"{MATERIAL_GATE}.answered-{n}.json"))
+        raise GateError(
+            f"{answer}: {verdict} recorded. Stage 0 reruns with your note on the next run "
+            "of the same command, and the material checkpoint asks again."
+        )
+    if verdict == "need_help":
+        log_interaction(paper_out, checkpoint.question, decision, "waiting: user needs help")
+        raise GateError(
+            f"{answer}: need_help recorded (note: {decision.note!r}). Stage 0's materials "
+            f"are in {request_path(paper_out)}; answer with approve, change_database or "
+            "change_material when ready."
+        )
+    log_interaction(
+        paper_out, checkpoint.question, decision, "validated_materials written; stage 1+ may run"
+    )
+    atomic_write_json(
+        out_validated,
+        {
+            "materials": payload["materials"],
+            "sha256": payload["sha256"],
+            "approved_by": decision.answered_by,
+            "auto_approved": decision.auto,
+            "note": decision.note,
+        },
+    )

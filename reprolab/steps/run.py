@@ -1,0 +1,239 @@
+"""The simulate step: run the stage's job, and repair it when it fails.
+
+A failed run (crash, timeout, refused script) or one whose deterministic checks
+fail has its code regenerated with the error as feedback, within the limits; the
+user is asked at the execution limit. Failed runs are kept and reused on resume."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from agents.code_generator import GeneratedCode
+from agents.simulation_designer import SimulationDesign
+from reprolab.artifacts import load_adaptations, load_plan, plan_stage
+from reprolab.errors import GateError
+from reprolab.events import log_event
+from reprolab.fileio import (
+    atomic_write_json,
+    atomic_write_text,
+    read_json,
+    sha256_file,
+)
+from reprolab.gates import consent, protocol
+from reprolab.jobs import stage_run
+from reprolab.steps.blocking import block, passed_on_block
+from reprolab.steps.checks import checks_for
+from reprolab.steps.code import code_loop
+
+
+def run_simulation(run, code_json, script, design_path, plan_path, out_result) -> None:
+    """Sandbox check, then one job (or a job array for a sweep); see reprolab.jobs.stage_run.
+
+    A failed run (crash, timeout, refused script: failure.action regenerate_code) or a
+    run whose deterministic checks fail has its code regenerated and reviewed with the
+    error as feedback, then runs again: below `limits.max_execution_failures` /
+    `max_physics_failures` per stage. At the execution limit the user is asked; at the
+    physics limit the run goes on to the supervisor flagged physics_stuck. Failed runs
+    are kept under failed_runs/, regenerated code as code.rN.json and
+    simulation.fixN.py; result.json names the code that produced it."""
+    if passed_on_block(run, out_result, design_path, code_json):
+        return
+    design_art = read_json(design_path)
+    design = SimulationDesign.model_validate(design_art["output"])
+    stage = plan_stage(load_plan(plan_path), design.stage_id)
+    stage_dir = Path(out_result).parent
+    estimate_s = design.performance_estimate.runtime_seconds
+    if estimate_s > stage.runtime_budget_minutes * 60:
+        block(
+            run,
+            out_result,
+            design.stage_id,
+            f"the design's runtime estimate ({estimate_s:.0f} s) does not fit the stage's "
+            f"budget ({stage.runtime_budget_minutes * 60:.0f} s)",
+        )
+        return
+    code_path, script_path = Path(code_json), Path(script)
+    counts = {"execution": 0, "physics": 0}
+    limits = {
+        "execution": run.limits.max_execution_failures,
+        "physics": run.limits.max_physics_failures,
+    }
+    repairs, user_rounds = [], 0
+    while True:
+        kept = stage_dir / "failed_runs" / f"f{len(repairs) + 1}"
+        record = reuse_failed_run(kept, script_path, stage_dir / "run")
+        if record is None:
+            record = stage_run.run_stage(
+                design,
+                stage.runtime_budget_minutes,
+                run.config.get("simulation", {}),
+                script_path,
+                stage_dir,
+            )
+        record.update(stage_id=design.stage_id, code_artifact=str(code_path))
+        record.update(script=str(script_path), script_sha256=sha256_file(script_path))
+        kind, feedback = repair_needed(run, record, design_art, code_path, stage_dir)
+        if kind is None:
+            break
+        counts[kind] += 1
+        if "reused_from" not in record:  # counted when it happened, not again on resume
+            count_failure(run, design.stage_id, kind, record, feedback)
+            archive_run(stage_dir / "run", kept, record)
+        if counts[kind] >= limits[kind]:
+            if kind == "physics":
+                record["physics_stuck"] = True
+                log_event(
+                    run.out_dir,
+                    "simulation",
+                    f"{design.stage_id}: physics checks failed {counts[kind]} times; "
+                    "the supervisor decides",
+                )
+                break
+            note = execution_limit_gate(run, design.stage_id, record, counts, user_rounds)
+            if note is None:
+                break  # the user accepts the failed run: checks and supervisor judge it
+            user_rounds += 1
+            counts["execution"] = 0  # the seed: a user's guidance is a fresh start
+            feedback = f"{feedback}\nThe user says: {note}"
+        previous = read_json(code_path).get("provenance", {}).get("attempt", 0)
+        code_path, script_path = regenerate_code(
+            run, design_art, stage_dir, feedback, len(repairs) + 1, previous + 1
+        )
+        repairs.append({"failed_run": str(kept), "kind": kind, "feedback": feedback})
+    record.update(
+        repairs=repairs,
+        execution_failures=counts["execution"],
+        physics_failures=counts["physics"],
+    )
+    atomic_write_json(out_result, record)
+    failure = record.get("failure")
+    log_event(
+        run.out_dir,
+        "simulation",
+        f"{design.stage_id}: "
+        + (failure["summary"] if failure else f"ran in {record['runtime_seconds']} s"),
+        job_id=record["job_id"],
+    )
+
+
+def repair_needed(run, record, design_art, code_path, stage_dir) -> tuple[str | None, str]:
+    """("execution" | "physics", feedback) when the code should be regenerated."""
+    failure = record.get("failure")
+    if failure:
+        if failure.get("action") != "regenerate_code":
+            return None, ""  # resources, the cluster or the user: code cannot fix it
+        return "execution", (
+            f"The simulation failed ({failure['kind']}): {failure['summary']}\n"
+            f"Last lines of its log:\n{failure.get('log_tail', '')[-1500:]}"
+        )
+    code = GeneratedCode.model_validate(read_json(code_path)["output"])
+    checks = checks_for(run, record, design_art, code, stage_dir / "run")
+    failed = [c for c in checks["checks"] if c["status"] == "fail"]
+    if not failed:
+        return None, ""
+    return "physics", "The run finished but failed these physics checks:\n" + "\n".join(
+        f"- {c['name']}: {c.get('detail') or ''} (value {c.get('value')}, "
+        f"threshold {c.get('threshold')})"
+        for c in failed
+    )
+
+
+def count_failure(run, stage_id, kind, record, feedback) -> None:
+    """The paper's failure log; its execution lines are the never-reset total."""
+    entry = {
+        "stage_id": stage_id,
+        "kind": kind,
+        "failure": (record.get("failure") or {}).get("kind"),
+        "job_id": record.get("job_id"),
+        "feedback": feedback[:500],
+    }
+    with open(run.out_dir / "run_failures.jsonl", "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(entry) + "\n")
+    log_event(run.out_dir, "simulation", f"{stage_id}: {kind} failure; {feedback[:200]}")
+
+
+def reuse_failed_run(kept: Path, script_path: Path, run_dir: Path) -> dict | None:
+    """A run kept by an earlier pass of this step (before it stopped at a gate) with the
+    same script is not run again: its record and files are restored."""
+    import shutil
+
+    recorded = kept / "result.json"
+    if not recorded.is_file():
+        return None
+    record = read_json(recorded)
+    if record.get("script_sha256") != sha256_file(script_path):
+        return None
+    if run_dir.exists():
+        shutil.rmtree(run_dir)
+    shutil.copytree(kept, run_dir, ignore=shutil.ignore_patterns("result.json"))
+    return {**record, "reused_from": str(kept)}
+
+
+def archive_run(run_dir: Path, kept: Path, record: dict) -> None:
+    """Keep a failed run (its files and record) before the next attempt clears run/."""
+    import shutil
+
+    if kept.exists():
+        shutil.rmtree(kept)
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(run_dir, kept)
+    atomic_write_json(kept / "result.json", record)
+
+
+def regenerate_code(run, design_art, stage_dir: Path, feedback: str, n: int, first: int):
+    """Code generator and reviewer again; attempts numbered on from the code that failed
+    (the same numbers when this step resumes after a gate, so replays and the cache hit)."""
+    artifact = code_loop(
+        run,
+        design_art,
+        stage_dir,
+        load_adaptations(run.out_dir / "prompt_adaptations.json"),
+        feedback=feedback,
+        first_attempt=first,
+        gate_name=f"code_fix{n}",
+    )
+    code_path, script_path = stage_dir / f"code.fix{n}.json", stage_dir / f"simulation.fix{n}.py"
+    atomic_write_text(script_path, artifact["output"]["code"])
+    atomic_write_json(code_path, artifact)
+    return code_path, script_path
+
+
+def execution_limit_gate(run, stage_id, record, counts, user_rounds) -> str | None:
+    """Ask the user after `max_execution_failures`: approve accepts the failed run;
+    reject with a note regenerates the code with the note (counter reset)."""
+    failure = record["failure"]
+    gate_id = f"{stage_id}.execution_limit" + (f".{user_rounds + 1}" if user_rounds else "")
+    sha = protocol.content_sha256({"failure": failure, "job_id": record.get("job_id")})
+    checkpoint = protocol.Checkpoint(
+        gate_id=gate_id,
+        kind="execution_limit",
+        paper_id=run.paper_id,
+        stage_id=stage_id,
+        sha256=sha,
+        question=(
+            f"The simulation of {stage_id} failed {counts['execution']} times; last: "
+            f"{failure['summary']}. It may need less memory (lower resolution, smaller "
+            "cell), more time, or a different approach. approve: go on with the failed "
+            "run (the stage fails); reject: regenerate the code with your 'note' as "
+            "guidance."
+        ),
+        options=["approve", "reject"],
+        actions=["approve", "reject"],
+        payload={"failure": failure, "job_id": record.get("job_id")},
+        answer_file=str(protocol.gate_decision_path(run.out_dir, gate_id)),
+        answer_example={"action": "reject", "sha256": sha, "note": "halve the resolution"},
+    )
+    decision = protocol.resolve_gate(run.out_dir, checkpoint, run.gate_wait_s)
+    if decision.action == "reject" and not decision.note.strip():
+        raise GateError(f"{checkpoint.answer_file}: a reject needs a 'note' (the guidance)")
+    consent.log_interaction(
+        run.out_dir,
+        checkpoint.question,
+        decision,
+        "code regenerated with the user's note"
+        if decision.action == "reject"
+        else "failed run accepted",
+        kind="execution_limit",
+    )
+    return decision.note if decision.action == "reject" else None

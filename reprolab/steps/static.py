@@ -1,0 +1,37 @@
+"""The static lint applied to a stage's design and code: the band the stage
+reports, whether the resolution must follow the environment, the findings."""
+
+from __future__ import annotations
+
+from agents.simulation_designer import SimulationDesign
+from reprolab.physics import checks as checks_mod
+from reprolab.physics import lint
+from reprolab.settings import PaperRun
+
+
+def reported_band(design: SimulationDesign, run: PaperRun) -> tuple[float, float] | None:
+    """(f_min, f_max) in c/a that the stage reports: the x range of the paper's curves it
+    reproduces, when the x column is a wavelength or frequency (else None)."""
+    freqs = []
+    for fo in design.figure_outputs:
+        try:
+            xp, _ = run.paper.curve_data(fo.figure_id, fo.curve_id)
+        except Exception:  # noqa: BLE001 - a bad figure reference is design_problems' finding
+            continue
+        freqs += checks_mod.reported_frequencies(fo.x_column, list(xp), design.unit_length_um) or []
+    return (min(freqs), max(freqs)) if freqs else None
+
+
+def resolution_env_required(run: PaperRun) -> bool:
+    """Convergence reruns and quick-check mode scale the resolution through the env."""
+    cfg = run.config
+    return bool(cfg.get("checks", {}).get("convergence") or cfg.get("debug", {}).get("enabled"))
+
+
+def static_findings(design: SimulationDesign, mats: list, code: str | None, run: PaperRun):
+    """The lint's findings on a design (and its code), numbers and thresholds included."""
+    d = design.model_dump()
+    findings = lint.design_findings(d, mats, reported_band(design, run))
+    if code is not None:
+        findings += lint.code_findings(code, d, need_resolution_env=resolution_env_required(run))
+    return findings

@@ -1,0 +1,222 @@
+"""The verdict step: the stage's status decided in code, then the Supervisor, whose
+ask_user is a gate and whose backtrack or replan goes through reprolab.steps.backtrack."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agents import (
+    supervisor,
+)
+from agents.common import StageType
+from agents.planner import PlanStage
+from agents.runner import call_agent
+from reprolab.artifacts import load_adaptations, load_plan, plan_stage, read_jsonl
+from reprolab.events import log_event
+from reprolab.fileio import (
+    atomic_write_json,
+    read_json,
+)
+from reprolab.gates import consent, protocol
+from reprolab.physics import thresholds as th
+from reprolab.settings import PaperRun
+from reprolab.steps import eligibility
+from reprolab.steps.backtrack import backtrack, replan
+
+OK_STATUSES = ("completed_success", "completed_partial")
+
+
+STATUS_BY_CLASS = {
+    "SUCCESS": "completed_success",
+    "PARTIAL": "completed_partial",
+    "FAILURE": "completed_failed",
+}
+
+
+def stage_status(
+    stage: PlanStage, checks: dict, comparison: dict, validation: dict | None = None
+) -> tuple[str, str]:
+    """Decided in code: a hard check failure, a run the validators failed, or a
+    FAILURE figure fails the stage."""
+    if checks["verdict"] == "fail":
+        failed = [c["name"] for c in checks["checks"] if c["status"] == "fail"]
+        return "completed_failed", f"checks failed: {', '.join(failed)}"
+    if validation is not None and validation["verdict"] == "fail":
+        said = [
+            f"{k}: {validation[k]['output']['verdict']}"
+            for k in ("execution", "physics")
+            if validation[k]["output"]["verdict"] == "fail"
+        ]
+        return "completed_failed", f"run validation failed ({', '.join(said)})"
+    classes = {f["figure_id"]: f["classification"] for f in comparison["figures"]}
+    missing = [f for f in stage.target_figures if f not in classes]
+    if missing:
+        return "completed_failed", f"target figures not reproduced: {missing}"
+    overall = th.worst(list(classes.values())) if classes else "SUCCESS"
+    return STATUS_BY_CLASS[overall], ", ".join(f"{k}: {v}" for k, v in classes.items())
+
+
+def revision_counts(stage_dir: Path) -> dict:
+    """Attempts used so far, counted from the attempt files kept on disk."""
+    return {
+        name: len(list(stage_dir.glob(f"{name}.r*.json")))
+        for name in ("design", "code", "analysis")
+    }
+
+
+def run_history(result_path: Path) -> dict:
+    """What the supervisor hears about the run's repairs (physics_stuck: seed's flag)."""
+    record = read_json(result_path) if result_path.is_file() else {}
+    return {
+        "execution_failures": record.get("execution_failures", 0),
+        "physics_failures": record.get("physics_failures", 0),
+        "physics_stuck": record.get("physics_stuck", False),
+    }
+
+
+def stage_verdict(
+    run,
+    plan_path,
+    checks_path,
+    comparison_path,
+    analysis_path,
+    validation_path,
+    adaptations_path,
+    out_verdict,
+):
+    plan = load_plan(plan_path)
+    blocked = eligibility.blocked_in(checks_path, comparison_path, analysis_path)
+    if blocked:
+        reason = blocked["blocked"]["reason"]
+        atomic_write_json(
+            out_verdict,
+            {
+                "stage_id": blocked["stage_id"],
+                "status": "blocked",
+                "reason": reason,
+                "supervisor_verdict": None,
+            },
+        )
+        log_event(run.out_dir, "verdict", f"{blocked['stage_id']}: blocked ({reason})")
+        return
+    comparison = read_json(comparison_path)
+    checks = read_json(checks_path)
+    validation = read_json(validation_path)
+    analysis = read_json(analysis_path)
+    stage = plan_stage(plan, comparison["stage_id"])
+    status, reason = stage_status(stage, checks, comparison, validation)
+    # Other stages only: a rerun must not see this stage's previous verdict.
+    progress = [
+        {"stage_id": v["stage_id"], "status": v["status"]}
+        for v in map(read_json, sorted((run.out_dir / "stages").glob("*/verdict.json")))
+        if v["stage_id"] != stage.stage_id
+    ]
+    artifact = call_agent(
+        supervisor.AGENT,
+        stage_id=stage.stage_id,
+        attempt=1,
+        context=supervisor.context(
+            {"summary": plan.summary, "stages": [s.stage_id for s in plan.stages]},
+            {
+                "stage_id": stage.stage_id,
+                "status": status,
+                "reason": reason,
+                "run_validation": validation["verdict"],
+                "analysis_check": analysis.get("comparison_check"),
+                **run_history(Path(checks_path).parent / "result.json"),
+            },
+            analysis["output"],
+            progress,
+            figure_comparisons=[
+                {"figure_id": f["figure_id"], "classification": f["classification"]}
+                for f in comparison["figures"]
+            ],
+            revision_counts=revision_counts(Path(out_verdict).parent),
+            backtrack_suggestion=validation.get("backtrack_suggestion"),
+            user_interactions=read_jsonl(run.out_dir / "user_interactions.jsonl"),
+        ),
+        session=run.agents,
+        adaptations=load_adaptations(adaptations_path),
+    )
+    verdict = artifact["output"]["verdict"]
+    user_note = None
+    previous = progress_by_time(run.out_dir, stage.stage_id)
+    if status == "completed_failed" and previous and previous[-1]["status"] == status:
+        log_event(
+            run.out_dir,
+            "supervisor",
+            f"{stage.stage_id}: second consecutive stage failure (after "
+            f"{previous[-1]['stage_id']}); replanning (supervisor said {verdict})",
+        )
+        verdict = "replan_needed"
+    if verdict == "replan_needed":
+        verdict = replan(run, stage, artifact["output"].get("feedback") or reason)
+    if verdict == "backtrack_to_stage":
+        verdict = backtrack(
+            run, plan, stage, artifact["output"], validation.get("backtrack_suggestion")
+        )
+    if verdict == "ask_user" and stage.stage_type != StageType.MATERIAL_VALIDATION:
+        decision = supervisor_gate(run, stage, status, reason, artifact["output"])
+        verdict, user_note = "ok_continue", decision.note
+        if decision.action == "reject":
+            status, reason = "completed_failed", f"stopped by the user: {decision.note}"
+    if stage.stage_type == StageType.MATERIAL_VALIDATION and verdict != "ask_user":
+        # The material checkpoint is mandatory whatever the supervisor says.
+        log_event(
+            run.out_dir,
+            "supervisor",
+            f"{stage.stage_id}: supervisor said {verdict}; material checkpoint enforced",
+        )
+        verdict = "ask_user"
+    atomic_write_json(
+        out_verdict,
+        {
+            "stage_id": stage.stage_id,
+            "status": status,
+            "reason": reason,
+            "supervisor_verdict": verdict,
+            "supervisor": artifact,
+            "user_note": user_note,
+        },
+    )
+    log_event(run.out_dir, "verdict", f"{stage.stage_id}: {status} ({reason})")
+
+
+def supervisor_gate(run: PaperRun, stage: PlanStage, status: str, reason: str, output: dict):
+    """The supervisor asks the user: approve goes on, reject stops this stage (failed)."""
+    done = len(read_jsonl(run.out_dir / "backtracks.jsonl"))
+    gate_id = f"{stage.stage_id}.supervisor" + (f".round{done + 1}" if done else "")
+    sha = protocol.content_sha256({"status": status, "reason": reason, "supervisor": output})
+    checkpoint = protocol.Checkpoint(
+        gate_id=gate_id,
+        kind="supervisor_ask_user",
+        paper_id=run.paper_id,
+        stage_id=stage.stage_id,
+        sha256=sha,
+        question=(
+            f"The supervisor of {stage.stage_id} ({status}: {reason}) asks you: "
+            f"{output.get('feedback') or 'how to go on?'} approve: go on with the next "
+            "stages; reject: stop here (this stage counts as failed; give the reason in "
+            "'note')."
+        ),
+        options=["approve", "reject"],
+        actions=["approve", "reject"],
+        payload={"status": status, "reason": reason, "supervisor": output},
+        answer_file=str(protocol.gate_decision_path(run.out_dir, gate_id)),
+        answer_example={"action": "approve", "sha256": sha, "note": ""},
+    )
+    decision = protocol.resolve_gate(run.out_dir, checkpoint, run.gate_wait_s)
+    consent.log_interaction(
+        run.out_dir,
+        checkpoint.question,
+        decision,
+        "stage stopped by the user" if decision.action == "reject" else "went on",
+        kind="supervisor_ask_user",
+    )
+    return decision
+
+
+def progress_by_time(out_dir: Path, stage_id: str) -> list[dict]:
+    """Other stages' verdicts in the order they were written."""
+    paths = [p for p in (out_dir / "stages").glob("*/verdict.json") if p.parent.name != stage_id]
+    return [read_json(p) for p in sorted(paths, key=lambda p: p.stat().st_mtime_ns)]
