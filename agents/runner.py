@@ -136,9 +136,30 @@ def call_agent(
 ) -> dict:
     """Return the artifact `{"output": ..., "provenance": ...}` for one agent call."""
     output_model = OUTPUT_MODELS[agent]
-    provider = session.provider
     call_id = call_name(session.paper_id, stage_id, agent, attempt, session.round)
+    log_suspected_injections(session, call_id, context)
 
+    def request_for(ctx: dict) -> AgentRequest:
+        return build_request(agent, session, stage_id, attempt, ctx, adaptations, images)
+
+    context, recoveries, estimate = fit_to_window(session, call_id, context, request_for)
+    request = request_for(context)
+    started = time.monotonic()
+    key, completion = served_from_cache(session, call_id, request, output_model)
+    source = "cache" if completion is not None else live_source(session)
+    if completion is None:
+        completion = ask_provider(session, call_id, request, output_model, key, source, started)
+    usage_entry = record_usage(session, call_id, request, completion, source, key, started)
+    return {
+        "output": completion.output.model_dump(mode="json"),
+        "provenance": provenance(
+            session, request, context, completion, source, key, estimate, recoveries, usage_entry
+        ),
+    }
+
+
+def log_suspected_injections(session: AgentSession, call_id: str, context: dict) -> None:
+    """Log instruction-like text found in the context; it goes on unchanged, as data."""
     for finding in untrusted.find_injections(context):
         log_event(
             session.out_dir,
@@ -148,8 +169,17 @@ def call_agent(
             **finding,
         )
 
+
+def fit_to_window(
+    session: AgentSession, call_id: str, context: dict, request_for
+) -> tuple[dict, list[str], int]:
+    """(context, recoveries applied, token estimate) that fit the input limit.
+
+    On overflow the user is asked how to go on and the error is raised again.
+    """
+
     def measure(ctx: dict) -> int:
-        req = build_request(agent, session, stage_id, attempt, ctx, adaptations, images)
+        req = request_for(ctx)
         texts = [req.system, req.cache_prefix, req.user]
         return context_window.estimate_tokens(texts, len(req.images))
 
@@ -158,10 +188,9 @@ def call_agent(
             context, measure, session.input_limit, call_id
         )
     except context_window.ContextOverflowError as exc:
-        req = build_request(agent, session, stage_id, attempt, context, adaptations, images)
         ask_user_request(
             session,
-            req,
+            request_for(context),
             "context_overflow",
             question=str(exc),
             estimated_tokens=exc.estimate,
@@ -172,69 +201,109 @@ def call_agent(
         raise
     for name in recoveries:
         log_event(session.out_dir, "context_recovery", f"{call_id}: {name} (~{estimate} tokens)")
+    return context, recoveries, estimate
 
-    request = build_request(agent, session, stage_id, attempt, context, adaptations, images)
-    key = None
-    source = "replay" if provider.name == "replay" else "api"
-    started = time.monotonic()
-    completion = None
-    if session.cache is not None:
-        key = cache_key(provider.name, request.model, request, output_model)
-        hit = session.cache.get(key)
-        if hit is not None:
-            source = "cache"
-            completion = Completion(
-                output_model.model_validate(hit["output"]), Usage(), model=hit["model"]
-            )
-            log_event(session.out_dir, "agent_cache_hit", f"{call_id}: served from cache", key=key)
-    if completion is None:
-        session.ledger.check_budget(call_id)
-        try:
-            completion = provider.complete(request, output_model)
-        except InvalidOutputError as exc:
-            session.ledger.record(
-                call_id=call_id,
-                agent=agent,
-                stage_id=stage_id,
-                attempt=attempt,
-                provider=provider.name,
-                model=exc.model,
-                source="api_invalid",
-                usage=exc.usage,
-                requests=exc.requests,
-                seconds=time.monotonic() - started,
-            )
-            ask_user_request(
-                session,
-                request,
-                "invalid_agent_output",
-                question=str(exc),
-                problems=exc.problems,
-                raw_output=exc.raw,
-                options={
-                    "edit": "write a corrected output (it is validated against the schema)",
-                    "reject": "run the agent again with your note as feedback",
-                },
-            )
-            raise
-        if key is not None:
-            session.cache.put(
-                key,
-                {
-                    "call_id": call_id,
-                    "model": completion.model,
-                    "output": completion.output.model_dump(mode="json"),
-                    "usage": completion.usage.__dict__,
-                },
-            )
-        if session.record_dir is not None and source == "api":
-            save_recording(session, request, completion)
-    usage_entry = session.ledger.record(
+
+def live_source(session: AgentSession) -> str:
+    """Where an answer not served from the cache comes from: "replay" or "api"."""
+    return "replay" if session.provider.name == "replay" else "api"
+
+
+def served_from_cache(
+    session: AgentSession, call_id: str, request: AgentRequest, output_model: type[BaseModel]
+) -> tuple[str | None, Completion | None]:
+    """(cache key, the cached completion or None); the key is None without a cache."""
+    if session.cache is None:
+        return None, None
+    key = cache_key(session.provider.name, request.model, request, output_model)
+    hit = session.cache.get(key)
+    if hit is None:
+        return key, None
+    log_event(session.out_dir, "agent_cache_hit", f"{call_id}: served from cache", key=key)
+    return key, Completion(output_model.model_validate(hit["output"]), Usage(), model=hit["model"])
+
+
+def ask_provider(
+    session: AgentSession,
+    call_id: str,
+    request: AgentRequest,
+    output_model: type[BaseModel],
+    key: str | None,
+    source: str,
+    started: float,
+) -> Completion:
+    """Ask the provider within the budget; cache the answer and record it for replay."""
+    session.ledger.check_budget(call_id)
+    try:
+        completion = session.provider.complete(request, output_model)
+    except InvalidOutputError as exc:
+        report_invalid_output(session, call_id, request, exc, started)
+        raise
+    if key is not None:
+        session.cache.put(
+            key,
+            {
+                "call_id": call_id,
+                "model": completion.model,
+                "output": completion.output.model_dump(mode="json"),
+                "usage": completion.usage.__dict__,
+            },
+        )
+    if session.record_dir is not None and source == "api":
+        save_recording(session, request, completion)
+    return completion
+
+
+def report_invalid_output(
+    session: AgentSession,
+    call_id: str,
+    request: AgentRequest,
+    exc: InvalidOutputError,
+    started: float,
+) -> None:
+    """Account the spent tokens of an output that failed its schema; ask the user to fix it."""
+    session.ledger.record(
         call_id=call_id,
-        agent=agent,
-        stage_id=stage_id,
-        attempt=attempt,
-        provider=provider.name,
+        agent=request.agent,
+        stage_id=request.stage_id,
+        attempt=request.attempt,
+        provider=session.provider.name,
+        model=exc.model,
+        source="api_invalid",
+        usage=exc.usage,
+        requests=exc.requests,
+        seconds=time.monotonic() - started,
+    )
+    ask_user_request(
+        session,
+        request,
+        "invalid_agent_output",
+        question=str(exc),
+        problems=exc.problems,
+        raw_output=exc.raw,
+        options={
+            "edit": "write a corrected output (it is validated against the schema)",
+            "reject": "run the agent again with your note as feedback",
+        },
+    )
+
+
+def record_usage(
+    session: AgentSession,
+    call_id: str,
+    request: AgentRequest,
+    completion: Completion,
+    source: str,
+    key: str | None,
+    started: float,
+) -> dict:
+    """The ledger's entry (tokens, cost) for a completed call."""
+    return session.ledger.record(
+        call_id=call_id,
+        agent=request.agent,
+        stage_id=request.stage_id,
+        attempt=request.attempt,
+        provider=session.provider.name,
         model=completion.model,
         source=source,
         usage=completion.usage,
@@ -242,26 +311,37 @@ def call_agent(
         seconds=time.monotonic() - started,
         cache_key=key,
     )
+
+
+def provenance(
+    session: AgentSession,
+    request: AgentRequest,
+    context: dict,
+    completion: Completion,
+    source: str,
+    key: str | None,
+    estimate: int,
+    recoveries: list[str],
+    usage_entry: dict,
+) -> dict:
+    """Where an agent's output came from: model, source, prompt and input hashes, cost."""
     return {
-        "output": completion.output.model_dump(mode="json"),
-        "provenance": {
-            "agent": agent,
-            "provider": provider.name,
-            "model": completion.model,
-            "source": source,
-            "stage_id": stage_id,
-            "attempt": attempt,
-            "round": session.round,
-            "prompt_sha256": sha256_bytes(
-                (request.system + "\n" + request.cache_prefix + "\n" + request.user).encode()
-            ),
-            "context_sha256": sha256_bytes(json.dumps(context, sort_keys=True).encode()),
-            "images": {Path(p).name: sha256_file(p) for p in request.images},
-            "estimated_prompt_tokens": estimate,
-            "context_recoveries": recoveries,
-            "usage": completion.usage.__dict__,
-            "cost_usd": usage_entry["cost_usd"],
-            "cache_key": key,
-            "created_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        },
+        "agent": request.agent,
+        "provider": session.provider.name,
+        "model": completion.model,
+        "source": source,
+        "stage_id": request.stage_id,
+        "attempt": request.attempt,
+        "round": session.round,
+        "prompt_sha256": sha256_bytes(
+            (request.system + "\n" + request.cache_prefix + "\n" + request.user).encode()
+        ),
+        "context_sha256": sha256_bytes(json.dumps(context, sort_keys=True).encode()),
+        "images": {Path(p).name: sha256_file(p) for p in request.images},
+        "estimated_prompt_tokens": estimate,
+        "context_recoveries": recoveries,
+        "usage": completion.usage.__dict__,
+        "cost_usd": usage_entry["cost_usd"],
+        "cache_key": key,
+        "created_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     }

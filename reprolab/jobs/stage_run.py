@@ -231,61 +231,8 @@ def gather(design: SimulationDesign, records: list[dict], workdir: Path) -> dict
     """One stage record from the points' records; CSV outputs concatenated in point order."""
     sweep = design.sweep
     failed = [r for r in records if r.get("failure")]
-    problems = []
-    for spec in design.output_specifications:
-        if not spec.file.endswith(".csv"):
-            continue
-        header, rows = None, []
-        for rec in records:
-            path = point_dir(workdir, rec["index"]) / spec.file
-            if rec.get("failure") or not path.is_file():
-                continue
-            with open(path, newline="", encoding="utf-8") as fh:
-                lines = list(csv.reader(fh))
-            if not lines:
-                continue
-            if header is None:
-                header = lines[0]
-            elif lines[0] != header:
-                problems.append(
-                    f"point {rec['index']}: {spec.file} header {lines[0]} differs from {header}"
-                )
-                continue
-            rows += [row for row in lines[1:] if row]
-        if header is not None and not failed:
-            text = "\n".join(",".join(r) for r in [header, *rows]) + "\n"
-            atomic_write_text(workdir / spec.file, text)
+    problems = _concatenate_csv_outputs(design, records, workdir, write=not failed)
     head = records[0] if records else {}
-    points = [
-        {
-            "index": r["index"],
-            "value": r["value"],
-            "label": r.get("label"),
-            "job_id": r.get("job_id"),
-            "exit_code": r.get("exit_code"),
-            "runtime_seconds": r.get("runtime_seconds"),
-            "reused": r.get("reused", False),
-            "failure": r.get("failure"),
-            "mpi": r.get("mpi"),
-            "slurm_env": r.get("slurm_env"),
-            "hostname": r.get("hostname"),
-        }
-        for r in records
-    ]
-    failure = None
-    if failed:
-        first = failed[0]["failure"]
-        which = ", ".join(f"point {r['index']} ({sweep.parameter}={r['value']})" for r in failed)
-        failure = {
-            **first,
-            "summary": f"{len(failed)} of {len(records)} sweep points failed: {which}. "
-            f"First: {first['summary']}. Rerunning the rule resubmits only these points.",
-            "failed_points": [r["index"] for r in failed],
-        }
-    failed_tails = [
-        f"--- {r.get('label')}: {r['failure']['summary']}\n{r.get('stderr_tail', '')[-800:]}"
-        for r in failed
-    ]
     runtimes = [r.get("runtime_seconds") or 0 for r in records if not r.get("reused")]
     return {
         "command": head.get("command"),
@@ -295,7 +242,7 @@ def gather(design: SimulationDesign, records: list[dict], workdir: Path) -> dict
         "stdout_tail": "\n".join(
             f"--- {r.get('label')}\n{r.get('stdout_tail', '')[-300:]}" for r in records
         )[-launch.TAIL_CHARS :],
-        "stderr_tail": "\n".join(failed_tails)[-launch.TAIL_CHARS :],
+        "stderr_tail": _failed_tails(failed)[-launch.TAIL_CHARS :],
         "output_files": launch.collect_outputs(workdir, "simulation.py"),
         "executor": head.get("executor"),
         "job_id": head.get("array_job_id") or head.get("job_id"),
@@ -310,6 +257,88 @@ def gather(design: SimulationDesign, records: list[dict], workdir: Path) -> dict
             "failed_points": [r["index"] for r in failed],
             "gather_problems": problems,
         },
-        "points": points,
-        "failure": failure,
+        "points": [_point_summary(r) for r in records],
+        "failure": _sweep_failure(sweep, records, failed),
     }
+
+
+def _concatenate_csv_outputs(
+    design: SimulationDesign, records: list[dict], workdir: Path, write: bool
+) -> list[str]:
+    """Each CSV output over the points, in point order, into `workdir` when `write`.
+
+    Returns the problems: points whose header differs from the first point's.
+    """
+    problems = []
+    for spec in design.output_specifications:
+        if not spec.file.endswith(".csv"):
+            continue
+        header, rows, mismatches = _csv_rows(spec.file, records, workdir)
+        problems += mismatches
+        if header is not None and write:
+            text = "\n".join(",".join(r) for r in [header, *rows]) + "\n"
+            atomic_write_text(workdir / spec.file, text)
+    return problems
+
+
+def _csv_rows(
+    name: str, records: list[dict], workdir: Path
+) -> tuple[list[str] | None, list[list[str]], list[str]]:
+    """(header, data rows, header mismatches) of one CSV output over the succeeded points."""
+    header, rows, mismatches = None, [], []
+    for rec in records:
+        path = point_dir(workdir, rec["index"]) / name
+        if rec.get("failure") or not path.is_file():
+            continue
+        with open(path, newline="", encoding="utf-8") as fh:
+            lines = list(csv.reader(fh))
+        if not lines:
+            continue
+        if header is None:
+            header = lines[0]
+        elif lines[0] != header:
+            mismatches.append(
+                f"point {rec['index']}: {name} header {lines[0]} differs from {header}"
+            )
+            continue
+        rows += [row for row in lines[1:] if row]
+    return header, rows, mismatches
+
+
+def _point_summary(rec: dict) -> dict:
+    """What the stage record keeps of one point's record."""
+    return {
+        "index": rec["index"],
+        "value": rec["value"],
+        "label": rec.get("label"),
+        "job_id": rec.get("job_id"),
+        "exit_code": rec.get("exit_code"),
+        "runtime_seconds": rec.get("runtime_seconds"),
+        "reused": rec.get("reused", False),
+        "failure": rec.get("failure"),
+        "mpi": rec.get("mpi"),
+        "slurm_env": rec.get("slurm_env"),
+        "hostname": rec.get("hostname"),
+    }
+
+
+def _sweep_failure(sweep, records: list[dict], failed: list[dict]) -> dict | None:
+    """The stage's failure: the first failed point's, summarising which points failed."""
+    if not failed:
+        return None
+    first = failed[0]["failure"]
+    which = ", ".join(f"point {r['index']} ({sweep.parameter}={r['value']})" for r in failed)
+    return {
+        **first,
+        "summary": f"{len(failed)} of {len(records)} sweep points failed: {which}. "
+        f"First: {first['summary']}. Rerunning the rule resubmits only these points.",
+        "failed_points": [r["index"] for r in failed],
+    }
+
+
+def _failed_tails(failed: list[dict]) -> str:
+    """Each failed point's failure summary and the end of its stderr."""
+    return "\n".join(
+        f"--- {r.get('label')}: {r['failure']['summary']}\n{r.get('stderr_tail', '')[-800:]}"
+        for r in failed
+    )

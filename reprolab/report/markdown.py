@@ -1,10 +1,11 @@
-"""Section builders of the markdown report: tables, figures side by side, checks,
-convergence, history and cost, each from the files the pipeline wrote."""
+"""Section builders of the markdown report: summary, assumptions, figures side by side,
+discrepancies, conclusions, checks, convergence, gates, history and cost."""
 
 from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from pathlib import Path
 
 from reprolab.fileio import read_json
@@ -130,6 +131,257 @@ def feature_table(fig: dict) -> list[str]:
             f"{_fmt(f.get('width_paper'))} | {_fmt(f.get('width_sim'))} |"
         )
     return md
+
+
+def classification_tally(figure_rows: list[tuple]) -> tuple[str, Counter]:
+    """The overall class and the count per class, so that the summary and the
+    conclusions state the same numbers."""
+    classes = [fig["classification"] for _, _, fig in figure_rows]
+    return overall_classification(classes), Counter(classes)
+
+
+def title_section(run) -> list[str]:
+    return [
+        f"# Reproduction report: {run.paper.meta.title}",
+        "",
+        f"Paper id `{run.paper_id}` · domain: {run.paper.meta.domain} · "
+        f"agents: provider `{run.agents.provider.name}`",
+        "",
+    ]
+
+
+def _material_approval_row(validated: dict) -> str:
+    """Says plainly when no person approved the material data (demo configuration)."""
+    approval = (
+        "**AUTO-APPROVED by configuration (demo)**, not by a person"
+        if validated["auto_approved"]
+        else f"approved by {validated['approved_by']}"
+    )
+    return f"| Material checkpoint | {approval} (data sha256 `{validated['sha256'][:12]}…`) |"
+
+
+def executive_summary(
+    figure_rows: list[tuple],
+    paper_figure_count: int,
+    verdicts: list[dict],
+    results: dict,
+    validated: dict,
+    plan_summary: str,
+) -> list[str]:
+    """One table a reader can stop at: the verdict, what ran, what did not and why."""
+    overall, counts = classification_tally(figure_rows)
+    sim_seconds = sum(r["runtime_seconds"] for r in results.values())
+    stages = ", ".join(f"{v['stage_id']} {v['status']}" for v in verdicts)
+    return [
+        "## 1. Executive Summary",
+        "",
+        "| Overall assessment | |",
+        "|---|---|",
+        f"| Overall classification | **{overall}** |",
+        f"| Figures reproduced | {len(figure_rows)} of {paper_figure_count} |",
+        f"| SUCCESS / PARTIAL / FAILURE | {counts['SUCCESS']} / {counts['PARTIAL']} / "
+        f"{counts['FAILURE']} |",
+        f"| Stages | {len(verdicts)}: {stages} |",
+        f"| Simulation wall time | {sim_seconds:.1f} s in {len(results)} jobs |",
+        *(
+            f"| Not run: {v['stage_id']} | blocked: {v['reason']} |"
+            for v in verdicts
+            if v["status"] == "blocked"
+        ),
+        _material_approval_row(validated),
+        "",
+        plan_summary,
+        "",
+    ]
+
+
+def materials_table(materials: list[dict]) -> list[str]:
+    md = table_header("material", "model", "source", "lossless", "max k in band")
+    for m in materials:
+        model = m["model"] + (f" (n = {m['index']})" if m.get("index") else "")
+        md.append(
+            f"| {m['name']} | {model} | {m['source']} | {m['lossless']} | {_fmt(m['max_k'])} |"
+        )
+    return md
+
+
+def assumptions_table(assumptions: list[dict]) -> list[str]:
+    md = table_header("id", "assumption", "source")
+    for a in assumptions:
+        md.append(f"| {a['assumption_id']} | {a['description']} | {a['source']} |")
+    return md
+
+
+def numerical_parameters_table(stage_rows: list[tuple[str, dict, dict]]) -> list[str]:
+    """Per stage run: (stage id, design, result), what a reader needs to rerun it."""
+    md = table_header(
+        "stage",
+        "dims",
+        "resolution (px/a)",
+        "PML (a)",
+        "source fcen ± fwidth/2 (c/a)",
+        "MPI ranks",
+        "runtime (s)",
+    )
+    for stage_id, d, r in stage_rows:
+        md.append(
+            f"| {stage_id} | {d['dimensions']}D | {d['resolution']} | {d['pml_thickness']} | "
+            f"{d['source_fcen']} ± {d['source_fwidth'] / 2:g} | {r['mpi_ranks']} | "
+            f"{r['runtime_seconds']:.1f} |"
+        )
+    return md
+
+
+def assumptions_section(
+    materials: list[dict], assumptions: list[dict], stage_rows: list[tuple[str, dict, dict]]
+) -> list[str]:
+    return [
+        "## 2. Simulation Assumptions",
+        "",
+        "### 2.1 Materials",
+        "",
+        *materials_table(materials),
+        "",
+        "### 2.2 Modelling assumptions",
+        "",
+        *assumptions_table(assumptions),
+        "",
+        "### 2.3 Numerical parameters",
+        "",
+        *numerical_parameters_table(stage_rows),
+    ]
+
+
+def _curve_metrics_row(curve: dict) -> str:
+    if "error" in curve:
+        return f"| {curve['curve_id']} | – | – | – | – | FAILURE: {curve['error']} |"
+    feats = curve["features"]
+    matched = sum(1 for f in feats if f["x_sim"] is not None)
+    classes = ", ".join(f"{k}: {v}" for k, v in curve["classes"].items())
+    return (
+        f"| {curve['curve_id']} | {_fmt(curve['rms_abs'])} | {_fmt(curve['max_abs'])} | "
+        f"{_fmt(curve['metrics']['feature_shift_rel'], '%')} | "
+        f"{matched}/{len(feats)} | {classes} |"
+    )
+
+
+def curve_metrics_table(fig: dict) -> list[str]:
+    """Per curve: differences, feature shift and the class each metric earned."""
+    return [
+        *table_header(
+            "curve",
+            "RMS diff",
+            "max abs diff",
+            "peak/dip shift (rel.)",
+            "features matched",
+            "class per metric",
+        ),
+        *(_curve_metrics_row(c) for c in fig["curves"]),
+    ]
+
+
+def figure_section(
+    fig_id: str, title: str, stage_id: str, fig: dict, images: list[str], narrative: str
+) -> list[str]:
+    md = [
+        f"### {fig_id}: {title}",
+        "",
+        f"Stage `{stage_id}` · classification **{fig['classification']}**",
+        "",
+        *images,
+        "",
+        *curve_metrics_table(fig),
+        *feature_table(fig),
+    ]
+    if narrative:
+        md += ["", f"*Analysis (ResultsAnalyzer):* {narrative}"]
+    return [*md, ""]
+
+
+def figure_comparisons_section(figure_sections: list[list[str]]) -> list[str]:
+    return [
+        "",
+        "## 3. Figure-by-Figure Comparisons",
+        "",
+        *(line for section in figure_sections for line in section),
+    ]
+
+
+def _worst_metric(metrics: list[dict], key: str):
+    values = [m.get(key) for m in metrics if m.get(key) is not None]
+    return max(values) if values else None
+
+
+def summary_table(figure_rows: list[tuple]) -> list[str]:
+    """Each figure's worst curve per metric, beside the thresholds that classed it."""
+    md = [
+        "## 4. Summary Table",
+        "",
+        *table_header("figure", "stage", "classification", "RMS / max", "max abs / max", "shift"),
+    ]
+    for fig_id, stage_id, fig in figure_rows:
+        metrics = [c.get("metrics", {}) for c in fig["curves"]]
+        worst = " | ".join(
+            _fmt(_worst_metric(metrics, key), "%")
+            for key in ("rms_rel", "max_abs_rel", "feature_shift_rel")
+        )
+        md.append(f"| {fig_id} | {stage_id} | **{fig['classification']}** | {worst} |")
+    md += ["", "Classification thresholds (canonical, `reprolab/physics/thresholds.py`):", ""]
+    return [*md, th.format_thresholds_table(), ""]
+
+
+def discrepancies_section(analyses: dict) -> list[str]:
+    """The analyst's systematic discrepancies across all stages, in one table."""
+    discrepancies = [d for a in analyses.values() for d in a["discrepancies"]]
+    md = ["## 5. Systematic Discrepancies", ""]
+    if not discrepancies:
+        return [*md, "None identified by the analysis.", ""]
+    md += table_header("figure", "quantity", "severity", "description", "likely cause")
+    for d in discrepancies:
+        md.append(
+            f"| {d['figure_id']} | {d['quantity']} | {d['severity']} | {d['description']} | "
+            f"{d['likely_cause']} |"
+        )
+    return [*md, ""]
+
+
+def _stage_conclusion(verdict: dict) -> str:
+    if verdict["status"] == "blocked":
+        return f"- `{verdict['stage_id']}`: not run, blocked ({verdict['reason']})."
+    return (
+        f"- `{verdict['stage_id']}`: {verdict['status']} ({verdict['reason']}). Supervisor "
+        f"({verdict['supervisor_verdict']}): {verdict['supervisor']['output']['feedback']}"
+    )
+
+
+def conclusions_section(verdicts: list[dict], figure_rows: list[tuple]) -> list[str]:
+    """Each stage's verdict with the supervisor's word, then the numbers the code found."""
+    overall, counts = classification_tally(figure_rows)
+    return [
+        "## 6. Conclusions",
+        "",
+        *(_stage_conclusion(v) for v in verdicts),
+        "",
+        f"**Final statement:** {len(figure_rows)} target figures were simulated; overall "
+        f"classification **{overall}** ({counts['SUCCESS']} SUCCESS, {counts['PARTIAL']} PARTIAL, "
+        f"{counts['FAILURE']} FAILURE). Numbers above are computed by code from the simulation "
+        "outputs and the paper's digitized data; prose is the agents'.",
+        "",
+    ]
+
+
+def gate_decisions_section(interactions: list[dict]) -> list[str]:
+    """Who answered each gate, and whether the configuration answered for a person."""
+    md = ["## Gate decisions", ""]
+    for entry in interactions:
+        resp = entry["user_response"]
+        md.append(
+            f"- {entry['id']} {entry['interaction_type']} at {entry['timestamp']}: "
+            f"{resp['action']} by {resp['answered_by']}"
+            + (" (AUTO-APPROVED by config)" if resp.get("auto") else "")
+            + f" — {entry['impact']}"
+        )
+    return [*md, ""]
 
 
 def _value(v) -> str:

@@ -42,18 +42,39 @@ def run_simulation(run, code_json, script, design_path, plan_path, out_result) -
     design_art = read_json(design_path)
     design = SimulationDesign.model_validate(design_art["output"])
     stage = plan_stage(load_plan(plan_path), design.stage_id)
-    stage_dir = Path(out_result).parent
-    estimate_s = design.performance_estimate.runtime_seconds
-    if estimate_s > stage.runtime_budget_minutes * 60:
-        block(
-            run,
-            out_result,
-            design.stage_id,
-            f"the design's runtime estimate ({estimate_s:.0f} s) does not fit the stage's "
-            f"budget ({stage.runtime_budget_minutes * 60:.0f} s)",
-        )
+    refusal = over_budget(design, stage)
+    if refusal:
+        block(run, out_result, design.stage_id, refusal)
         return
-    code_path, script_path = Path(code_json), Path(script)
+    record = run_with_repairs(
+        run, design_art, stage, Path(code_json), Path(script), Path(out_result).parent
+    )
+    atomic_write_json(out_result, record)
+    failure = record.get("failure")
+    log_event(
+        run.out_dir,
+        "simulation",
+        f"{design.stage_id}: "
+        + (failure["summary"] if failure else f"ran in {record['runtime_seconds']} s"),
+        job_id=record["job_id"],
+    )
+
+
+def over_budget(design: SimulationDesign, stage) -> str | None:
+    """Why the design may not run within the stage's budget (None when it fits)."""
+    estimate_s = design.performance_estimate.runtime_seconds
+    if estimate_s <= stage.runtime_budget_minutes * 60:
+        return None
+    return (
+        f"the design's runtime estimate ({estimate_s:.0f} s) does not fit the stage's "
+        f"budget ({stage.runtime_budget_minutes * 60:.0f} s)"
+    )
+
+
+def run_with_repairs(run, design_art, stage, code_path, script_path, stage_dir) -> dict:
+    """Run, and while the run needs a repair within the limits, regenerate and rerun.
+    The record returned is the last run's, with its repairs and failure counts."""
+    design = SimulationDesign.model_validate(design_art["output"])
     counts = {"execution": 0, "physics": 0}
     limits = {
         "execution": run.limits.max_execution_failures,
@@ -62,17 +83,7 @@ def run_simulation(run, code_json, script, design_path, plan_path, out_result) -
     repairs, user_rounds = [], 0
     while True:
         kept = stage_dir / "failed_runs" / f"f{len(repairs) + 1}"
-        record = reuse_failed_run(kept, script_path, stage_dir / "run")
-        if record is None:
-            record = stage_run.run_stage(
-                design,
-                stage.runtime_budget_minutes,
-                run.config.get("simulation", {}),
-                script_path,
-                stage_dir,
-            )
-        record.update(stage_id=design.stage_id, code_artifact=str(code_path))
-        record.update(script=str(script_path), script_sha256=sha256_file(script_path))
+        record = run_once(run, design, stage, code_path, script_path, stage_dir, kept)
         kind, feedback = repair_needed(run, record, design_art, code_path, stage_dir)
         if kind is None:
             break
@@ -106,15 +117,24 @@ def run_simulation(run, code_json, script, design_path, plan_path, out_result) -
         execution_failures=counts["execution"],
         physics_failures=counts["physics"],
     )
-    atomic_write_json(out_result, record)
-    failure = record.get("failure")
-    log_event(
-        run.out_dir,
-        "simulation",
-        f"{design.stage_id}: "
-        + (failure["summary"] if failure else f"ran in {record['runtime_seconds']} s"),
-        job_id=record["job_id"],
-    )
+    return record
+
+
+def run_once(run, design, stage, code_path, script_path, stage_dir, kept) -> dict:
+    """One run of the current script: a kept run of the same script when this step
+    resumes after a gate, else a new job. The record names the code that ran."""
+    record = reuse_failed_run(kept, script_path, stage_dir / "run")
+    if record is None:
+        record = stage_run.run_stage(
+            design,
+            stage.runtime_budget_minutes,
+            run.config.get("simulation", {}),
+            script_path,
+            stage_dir,
+        )
+    record.update(stage_id=design.stage_id, code_artifact=str(code_path))
+    record.update(script=str(script_path), script_sha256=sha256_file(script_path))
+    return record
 
 
 def repair_needed(run, record, design_art, code_path, stage_dir) -> tuple[str | None, str]:

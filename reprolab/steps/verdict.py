@@ -84,20 +84,11 @@ def stage_verdict(
     adaptations_path,
     out_verdict,
 ):
+    """Status decided in code, then the supervisor's verdict, acted on in code."""
     plan = load_plan(plan_path)
     blocked = eligibility.blocked_in(checks_path, comparison_path, analysis_path)
     if blocked:
-        reason = blocked["blocked"]["reason"]
-        atomic_write_json(
-            out_verdict,
-            {
-                "stage_id": blocked["stage_id"],
-                "status": "blocked",
-                "reason": reason,
-                "supervisor_verdict": None,
-            },
-        )
-        log_event(run.out_dir, "verdict", f"{blocked['stage_id']}: blocked ({reason})")
+        write_blocked_verdict(run, blocked, out_verdict)
         return
     comparison = read_json(comparison_path)
     checks = read_json(checks_path)
@@ -105,13 +96,60 @@ def stage_verdict(
     analysis = read_json(analysis_path)
     stage = plan_stage(plan, comparison["stage_id"])
     status, reason = stage_status(stage, checks, comparison, validation)
+    artifact = ask_supervisor(
+        run,
+        plan,
+        stage,
+        {"status": status, "reason": reason, "checks_path": checks_path},
+        comparison,
+        validation,
+        analysis,
+        adaptations_path,
+        out_verdict,
+    )
+    verdict, status, reason, user_note = act_on_supervisor(
+        run, plan, stage, status, reason, artifact["output"], validation
+    )
+    atomic_write_json(
+        out_verdict,
+        {
+            "stage_id": stage.stage_id,
+            "status": status,
+            "reason": reason,
+            "supervisor_verdict": verdict,
+            "supervisor": artifact,
+            "user_note": user_note,
+        },
+    )
+    log_event(run.out_dir, "verdict", f"{stage.stage_id}: {status} ({reason})")
+
+
+def write_blocked_verdict(run, blocked: dict, out_verdict) -> None:
+    """A blocked stage's verdict says why it did not run; no supervisor is asked."""
+    reason = blocked["blocked"]["reason"]
+    atomic_write_json(
+        out_verdict,
+        {
+            "stage_id": blocked["stage_id"],
+            "status": "blocked",
+            "reason": reason,
+            "supervisor_verdict": None,
+        },
+    )
+    log_event(run.out_dir, "verdict", f"{blocked['stage_id']}: blocked ({reason})")
+
+
+def ask_supervisor(
+    run, plan, stage, decided, comparison, validation, analysis, adaptations_path, out_verdict
+) -> dict:
+    """The Supervisor's call, with what code decided and the stage's history."""
     # Other stages only: a rerun must not see this stage's previous verdict.
     progress = [
         {"stage_id": v["stage_id"], "status": v["status"]}
         for v in map(read_json, sorted((run.out_dir / "stages").glob("*/verdict.json")))
         if v["stage_id"] != stage.stage_id
     ]
-    artifact = call_agent(
+    return call_agent(
         supervisor.AGENT,
         stage_id=stage.stage_id,
         attempt=1,
@@ -119,11 +157,11 @@ def stage_verdict(
             {"summary": plan.summary, "stages": [s.stage_id for s in plan.stages]},
             {
                 "stage_id": stage.stage_id,
-                "status": status,
-                "reason": reason,
+                "status": decided["status"],
+                "reason": decided["reason"],
                 "run_validation": validation["verdict"],
                 "analysis_check": analysis.get("comparison_check"),
-                **run_history(Path(checks_path).parent / "result.json"),
+                **run_history(Path(decided["checks_path"]).parent / "result.json"),
             },
             analysis["output"],
             progress,
@@ -138,7 +176,13 @@ def stage_verdict(
         session=run.agents,
         adaptations=load_adaptations(adaptations_path),
     )
-    verdict = artifact["output"]["verdict"]
+
+
+def act_on_supervisor(run, plan, stage, status, reason, output: dict, validation: dict):
+    """(verdict, status, reason, user_note) after code has applied the rules: two
+    consecutive failures replan, backtracks go through the decision matrix, ask_user
+    is a gate, and the material checkpoint is mandatory after stage 0."""
+    verdict = output["verdict"]
     user_note = None
     previous = progress_by_time(run.out_dir, stage.stage_id)
     if status == "completed_failed" and previous and previous[-1]["status"] == status:
@@ -150,13 +194,11 @@ def stage_verdict(
         )
         verdict = "replan_needed"
     if verdict == "replan_needed":
-        verdict = replan(run, stage, artifact["output"].get("feedback") or reason)
+        verdict = replan(run, stage, output.get("feedback") or reason)
     if verdict == "backtrack_to_stage":
-        verdict = backtrack(
-            run, plan, stage, artifact["output"], validation.get("backtrack_suggestion")
-        )
+        verdict = backtrack(run, plan, stage, output, validation.get("backtrack_suggestion"))
     if verdict == "ask_user" and stage.stage_type != StageType.MATERIAL_VALIDATION:
-        decision = supervisor_gate(run, stage, status, reason, artifact["output"])
+        decision = supervisor_gate(run, stage, status, reason, output)
         verdict, user_note = "ok_continue", decision.note
         if decision.action == "reject":
             status, reason = "completed_failed", f"stopped by the user: {decision.note}"
@@ -168,18 +210,7 @@ def stage_verdict(
             f"{stage.stage_id}: supervisor said {verdict}; material checkpoint enforced",
         )
         verdict = "ask_user"
-    atomic_write_json(
-        out_verdict,
-        {
-            "stage_id": stage.stage_id,
-            "status": status,
-            "reason": reason,
-            "supervisor_verdict": verdict,
-            "supervisor": artifact,
-            "user_note": user_note,
-        },
-    )
-    log_event(run.out_dir, "verdict", f"{stage.stage_id}: {status} ({reason})")
+    return verdict, status, reason, user_note
 
 
 def supervisor_gate(run: PaperRun, stage: PlanStage, status: str, reason: str, output: dict):
