@@ -17,3 +17,56 @@ def example_paper():
     from reprolab.paper import Paper
 
     return Paper(EXAMPLE)
+
+
+# The suite's own time is a benchmark (make test must stay under 20 min on 2 cores):
+# a whole-suite run writes benchmarks/results/test_time.{json,md}; partial runs do not.
+_DURATIONS: dict[str, float] = {}
+_STARTED: list[float] = []
+
+
+def pytest_sessionstart(session):
+    import time
+
+    _STARTED.append(time.time())
+
+
+def pytest_runtest_logreport(report):
+    _DURATIONS[report.nodeid] = _DURATIONS.get(report.nodeid, 0.0) + report.duration
+
+
+def _whole_suite(config) -> bool:
+    args = [a for a in config.args if a not in ("tests", str(REPO / "tests"))]
+    return not args and not config.option.keyword and not config.option.markexpr
+
+
+def pytest_sessionfinish(session, exitstatus):
+    import datetime as dt
+    import json
+    import time
+
+    if not _STARTED or not _whole_suite(session.config) or not _DURATIONS:
+        return
+    wall = round(time.time() - _STARTED[0], 1)
+    slowest = sorted(_DURATIONS.items(), key=lambda kv: -kv[1])[:20]
+    record = {
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "cpus": os.cpu_count(),
+        "tests": len(_DURATIONS),
+        "exit_status": int(exitstatus),
+        "wall_s": wall,
+        "slowest": [{"test": t, "seconds": round(s, 1)} for t, s in slowest],
+    }
+    out = REPO / "benchmarks" / "results"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "test_time.json").write_text(json.dumps(record, indent=2) + "\n")
+    lines = [
+        "# Test suite time (written by tests/conftest.py on a whole-suite run)",
+        "",
+        f"{record['date']}: {record['tests']} tests on {record['cpus']} CPUs in "
+        f"{wall / 60:.1f} min (exit status {record['exit_status']}; target: under 20 min).",
+        "",
+        "| slowest tests (setup + call + teardown) | s |",
+        "|---|---|",
+    ] + [f"| `{t}` | {s:.1f} |" for t, s in slowest]
+    (out / "test_time.md").write_text("\n".join(lines) + "\n")
