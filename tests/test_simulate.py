@@ -135,7 +135,9 @@ def test_network_namespace_where_the_os_allows_it(tmp_path):
     assert record["exit_code"] == 0, record["stderr_tail"]
     interfaces = [ln.split(":")[0].strip() for ln in record["stdout_tail"].splitlines()[2:]]
     assert [i for i in interfaces if i] == ["lo"]
-    assert command_for(SimulationJob("s.py", "/w", isolate_network=True))[:2] == ["unshare", "-n"]
+    assert "--unshare-net" in command_for(SimulationJob("s.py", "/w", isolate_network=True))
+    unsafe = SimulationJob("s.py", "/w", isolate_network=True, isolation="unsafe_none")
+    assert command_for(unsafe)[:2] == ["unshare", "-n"]
     with pytest.raises(RuntimeError, match="require"):
         sandbox.network_plan("require", launcher_uses_srun=True)
 

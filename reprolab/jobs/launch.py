@@ -1,18 +1,19 @@
 """What runs on the worker (a Slurm batch step, or a local subprocess).
 
 `run_job` starts the script's ranks in the stage's run directory through the MPI
-launcher and the sandbox entry point (`reprolab.jobs.sandbox_run`), with an
-environment scrubbed of secrets, captures stdout/stderr to files, and returns
-the raw result record."""
+launcher and the sandbox entry point (`reprolab.jobs.sandbox_run`), inside the OS
+sandbox (`reprolab.jobs.bwrap`) with an allowlisted environment and the limits of
+`reprolab.jobs.limits` watched over the whole process tree, captures stdout/stderr
+to files, and returns the raw result record. Where bubblewrap cannot run, the
+script is not run at all (failure kind `sandbox_unavailable`) unless the config
+says `simulation.sandbox.isolation: unsafe_none`."""
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -21,6 +22,8 @@ from pathlib import Path
 
 import reprolab
 from reprolab.fileio import sha256_file
+from reprolab.jobs import bwrap, limits
+from reprolab.jobs.bwrap import MPI_PROCESS_IDENTITY
 from reprolab.jobs.failures import classify_failure
 from reprolab.jobs.sandbox import SECRET_NAME, isolate_network
 
@@ -63,17 +66,12 @@ class SimulationJob:
     """Extra environment, e.g. the sweep point (REPROLAB_SWEEP_*)."""
     label: str = ""
     """How reports name this job ("point 3 (num_pairs=4)")."""
-
-
-# What an MPI launcher leaves in a process it started (or in one where MPI was
-# initialised as a singleton, e.g. after `import meep`): passed on, it makes a
-# nested `mpirun` believe it is one rank of that job and exit 1 without a word.
-# User tuning such as OMPI_MCA_btl is kept.
-MPI_PROCESS_IDENTITY = re.compile(
-    r"^(PMIX_|PMI_|OMPI_COMM_WORLD_|OMPI_APP_CTX_|OMPI_MCA_(ess|pmix|orte_|initial_wdir|"
-    r"mpi_oversubscribe|shmem_RUNTIME_QUERY_hint)|OMPI_(ARGV|COMMAND|FILE_LOCATION|FIRST_RANKS|"
-    r"NUM_APP_CTX|UNIVERSE_SIZE)$)"
-)
+    isolation: str = "bwrap"
+    """`bwrap` (the OS sandbox, reprolab.jobs.bwrap) or `unsafe_none` (no OS boundary)."""
+    folder_mb: int = 4096
+    """Cap on the run folder's disk use, and on any one file (0: none)."""
+    max_processes: int = 0
+    """Cap on the tree's tasks (0: 64 + 32 per rank)."""
 
 
 def scrubbed_env(environ: dict[str, str] | None = None) -> dict[str, str]:
@@ -94,32 +92,51 @@ def scrubbed_env(environ: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def sandbox_env(job: SimulationJob) -> dict[str, str]:
-    """Scrubbed environment whose home, caches and temp files live in the run directory."""
-    env = scrubbed_env()
-    env.update(dict(job.env))
-    env.update(
-        HOME=job.workdir,
-        TMPDIR=str(Path(job.workdir) / ".tmp"),
-        MPLCONFIGDIR=str(Path(job.workdir) / ".cache" / "matplotlib"),
-        XDG_CACHE_HOME=str(Path(job.workdir) / ".cache"),
-        PYTHONPATH=os.pathsep.join(p for p in (REPO_ROOT, env.get("PYTHONPATH")) if p),
-    )
-    return env
+def rank_command(job: SimulationJob) -> list[str]:
+    """What one rank runs: the sandbox entry point (or the bare script)."""
+    if not job.sandbox:
+        return [job.python, job.script]
+    cmd = [job.python, "-m", "reprolab.jobs.sandbox_run"]
+    if job.memory_mb:
+        cmd += ["--memory-mb", str(job.memory_mb)]
+    return [*cmd, job.script]
 
 
 def command_for(job: SimulationJob) -> list[str]:
-    cmd = [job.python, job.script]
-    if job.sandbox:
-        cmd = [job.python, "-m", "reprolab.jobs.sandbox_run"]
-        if job.memory_mb:
-            cmd += ["--memory-mb", str(job.memory_mb)]
-        cmd.append(job.script)
-    if job.mpi_ranks > 1:
-        cmd = shlex.split(job.mpi_launcher.format(ranks=job.mpi_ranks)) + cmd
-    if job.isolate_network:
-        cmd = isolate_network(cmd)
-    return cmd
+    """The launch: mpirun inside one sandbox, or srun starting one sandbox per rank."""
+    rank = rank_command(job)
+    launcher = (
+        shlex.split(job.mpi_launcher.format(ranks=job.mpi_ranks)) if job.mpi_ranks > 1 else []
+    )
+    if job.isolation == "unsafe_none":
+        cmd = launcher + rank
+        return isolate_network(cmd) if job.isolate_network else cmd
+    if launcher and Path(launcher[0]).name == "srun":
+        # srun starts the tasks (and their PMIx server) itself: each rank is a sandbox.
+        return launcher + bwrap.bwrap_command(
+            rank, job.workdir, job.script, job.python, share_net=not job.isolate_network
+        )
+    return bwrap.bwrap_command(
+        launcher + rank, job.workdir, job.script, job.python, share_net=not job.isolate_network
+    )
+
+
+def job_env(job: SimulationJob) -> dict[str, str]:
+    env = bwrap.clean_env(dict(os.environ), job.workdir, job.python, dict(job.env))
+    if job.isolation == "unsafe_none":
+        env["TMPDIR"] = str(bwrap.private_dirs(job.workdir)[0])
+    return env
+
+
+def job_limits(job: SimulationJob) -> limits.Limits:
+    return limits.Limits(
+        memory_mb=job.memory_mb,
+        ranks=job.mpi_ranks,
+        cpu_seconds=int(job.timeout_s * max(1, job.mpi_ranks)) + 30,
+        max_processes=job.max_processes,
+        folder_mb=job.folder_mb,
+        timeout_s=job.timeout_s,
+    )
 
 
 def _tail(path: Path, chars: int = TAIL_CHARS) -> str:
@@ -142,31 +159,81 @@ def collect_outputs(workdir: Path, script_name: str) -> list[dict]:
     ]
 
 
+def unavailable_record(job: SimulationJob, why: str) -> dict:
+    text = f"reprolab sandbox: generated code was not run: {why}. {bwrap.UNAVAILABLE_HELP}"
+    record = {
+        "command": [],
+        "exit_code": None,
+        "timed_out": False,
+        "timeout_s": job.timeout_s,
+        "runtime_seconds": 0.0,
+        "hostname": os.uname().nodename,
+        "stdout_tail": "",
+        "stderr_tail": text,
+        "output_files": [],
+        "mpi": None,
+        "slurm_env": {k: os.environ[k] for k in SLURM_ENV if k in os.environ},
+        "sandbox": {"isolation": "refused", "reason": why},
+        "sandbox_failure": limits.limit_failure("sandbox_unavailable", why, text),
+    }
+    record["failure"] = record["sandbox_failure"]
+    return record
+
+
+def _fresh_private_dirs(workdir: Path) -> None:
+    for folder in bwrap.private_dirs(workdir):
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+
+
+def _launch(job: SimulationJob, cmd: list[str], box: limits.Limits, out, err):
+    """Start the launcher under the limits; (exit code, watchdog, cgroup)."""
+    group = limits.make_pids_cgroup(limits.max_tasks(box))
+
+    def before_exec() -> None:
+        limits.set_rlimits(box)
+        limits.join_cgroup(group)
+
+    proc = subprocess.Popen(
+        cmd,
+        cwd=job.workdir,
+        stdout=out,
+        stderr=err,
+        env=job_env(job),
+        start_new_session=True,
+        preexec_fn=before_exec,
+    )
+    dog = limits.Watchdog(proc.pid, box, [Path(job.workdir)], group)
+    dog.start()
+    exit_code = proc.wait()
+    dog.stop()
+    dog.join()
+    limits.kill_group(group)  # nothing started by the job outlives it
+    limits.remove_cgroup(group)
+    return exit_code, dog, group
+
+
 def run_job(job: SimulationJob) -> dict:
     """Executed on the worker: run the script and return the raw record."""
     workdir = Path(job.workdir)
-    (workdir / ".tmp").mkdir(parents=True, exist_ok=True)
     (workdir / ".mpi.json").unlink(missing_ok=True)
+    if job.isolation != "unsafe_none":
+        ok, why = bwrap.availability()
+        if not ok:
+            return unavailable_record(job, why)
+    _fresh_private_dirs(workdir)
     stdout_path, stderr_path = workdir / "stdout.txt", workdir / "stderr.txt"
-    cmd = command_for(job)
+    cmd, box = command_for(job), job_limits(job)
     started = time.time()
-    timed_out = False
     with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
-        proc = subprocess.Popen(
-            cmd, cwd=workdir, stdout=out, stderr=err, env=sandbox_env(job), start_new_session=True
-        )
-        try:
-            exit_code = proc.wait(timeout=job.timeout_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            os.killpg(proc.pid, signal.SIGKILL)
-            exit_code = proc.wait()
+        exit_code, dog, group = _launch(job, cmd, box, out, err)
+    runtime = round(time.time() - started, 3)
     record = {
         "command": cmd,
         "exit_code": exit_code,
-        "timed_out": timed_out,
+        "timed_out": dog.timed_out,
         "timeout_s": job.timeout_s,
-        "runtime_seconds": round(time.time() - started, 3),
+        "runtime_seconds": runtime,
         "hostname": os.uname().nodename,
         "stdout_tail": _tail(stdout_path),
         "stderr_tail": _tail(stderr_path),
@@ -175,9 +242,30 @@ def run_job(job: SimulationJob) -> dict:
         "slurm_env": {k: os.environ[k] for k in SLURM_ENV if k in os.environ},
         "network_isolated": job.isolate_network,
         "disk_free_bytes": shutil.disk_usage(workdir).free,
+        "sandbox": {
+            "isolation": job.isolation,
+            "network": "isolated" if job.isolate_network else "host",
+            "pids_cgroup": group is not None,
+            "limits": {**box.__dict__, "max_processes": limits.max_tasks(box)},
+            "peak_resident_mb": round(dog.peak_mb, 1),
+            "peak_processes": dog.peak_processes,
+        },
     }
-    record["failure"] = classify_failure(record)
+    _clear_private_dirs(workdir)
+    if dog.violation:
+        words = f"reprolab sandbox: {dog.violation['detail']}; the whole process tree was killed"
+        record["stderr_tail"] = (record["stderr_tail"] + "\n" + words)[-TAIL_CHARS:]
+        record["sandbox_failure"] = limits.limit_failure(
+            dog.violation["kind"], dog.violation["detail"], record["stderr_tail"]
+        )
+    record["failure"] = record.get("sandbox_failure") or classify_failure(record)
     return record
+
+
+def _clear_private_dirs(workdir: Path) -> None:
+    """The job's /tmp and /dev/shm hold sockets and MPI segments, never results."""
+    for folder in bwrap.private_dirs(workdir):
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _read_json(path: Path) -> dict | None:

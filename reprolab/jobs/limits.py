@@ -1,0 +1,251 @@
+"""Resource limits that hold for a job's whole process tree.
+
+Three layers, all outside the sandbox, so generated code cannot lift them:
+
+1. Per-process rlimits set before the launcher starts (inherited by bwrap, mpirun,
+   every rank and every child; srun propagates them to its tasks): address space,
+   CPU time, file size.
+2. A pids cgroup (v1 `pids` or v2 `unified`) where this machine lets us create one:
+   the kernel refuses the fork past `max_processes`, so a fork bomb cannot outrun
+   the watchdog.
+3. `Watchdog`: polls the launcher's process tree (sum of resident memory, process
+   count) and the run folder's disk use, and kills the whole tree at the first
+   limit crossed or at the timeout. Killing bwrap ends its PID namespace, so no
+   process started inside (setsid, SIGHUP ignored, double fork) survives.
+
+A limit crossed is recorded as its own failure kind (`LIMIT_FAILURES`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import resource
+import signal
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+# kind: (action, words); the same shape as reprolab.jobs.failures.FAILURES.
+LIMIT_FAILURES = {
+    "memory_limit": ("ask_user", "The job's processes together used more memory than allowed"),
+    "process_limit": ("regenerate_code", "The job started more processes than allowed"),
+    "disk_quota": ("ask_user", "The run folder grew past its size cap"),
+    "sandbox_unavailable": (
+        "ask_user",
+        "Generated code was not run: the OS sandbox (bubblewrap) cannot run here",
+    ),
+}
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+@dataclass(frozen=True)
+class Limits:
+    memory_mb: int = 0
+    """Address space per process and, times the ranks, resident memory of the tree (0: none)."""
+    ranks: int = 1
+    cpu_seconds: int = 0
+    max_processes: int = 0
+    """Tasks (threads count: MPI and OpenBLAS start some) of the tree; 0: 64 + 32 per rank."""
+    folder_mb: int = 4096
+    """Cap on the run folder's disk use (and on any one file's size)."""
+    timeout_s: float = 600.0
+
+
+def limit_failure(kind: str, detail: str, log_tail: str = "") -> dict:
+    action, words = LIMIT_FAILURES[kind]
+    return {
+        "kind": kind,
+        "summary": f"{words}: {detail}",
+        "action": action,
+        "log_tail": log_tail[-1500:],
+    }
+
+
+def set_rlimits(limits: Limits) -> None:
+    """In the launcher's child before exec (Popen preexec_fn)."""
+    if limits.memory_mb:
+        size = limits.memory_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (size, size))
+    if limits.cpu_seconds:
+        resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 5))
+    if limits.folder_mb:
+        size = limits.folder_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+PIDS_ROOTS = ("/sys/fs/cgroup/pids", "/sys/fs/cgroup/unified", "/sys/fs/cgroup")
+
+
+def make_pids_cgroup(max_processes: int) -> Path | None:
+    """A fresh cgroup with pids.max, or None where none can be made (then the watchdog counts)."""
+    for root in PIDS_ROOTS:
+        base = Path(root)
+        if not (base / "cgroup.procs").exists():
+            continue
+        group = base / f"reprolab-{uuid.uuid4().hex[:12]}"
+        try:
+            group.mkdir()
+            (group / "pids.max").write_text(str(max_processes))
+            return group
+        except OSError:
+            with contextlib.suppress(OSError):
+                group.rmdir()
+    return None
+
+
+def join_cgroup(group: Path | None) -> None:
+    if group is not None:
+        (group / "cgroup.procs").write_text(str(os.getpid()))
+
+
+def kill_group(group: Path | None) -> None:
+    """SIGKILL every process left in the job's cgroup (daemons, setsid, ignored SIGHUP)."""
+    if group is None:
+        return
+    for _ in range(20):
+        try:
+            pids = [int(p) for p in (group / "cgroup.procs").read_text().split()]
+        except (OSError, ValueError):
+            return
+        if not pids:
+            return
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.05)
+
+
+def remove_cgroup(group: Path | None) -> None:
+    if group is None:
+        return
+    for _ in range(50):
+        try:
+            group.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.1)  # the killed tree is still being reaped
+
+
+def _children_map() -> dict[int, list[int]]:
+    kids: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        ppid = int(stat[stat.rfind(b")") + 2 :].split()[1])
+        kids.setdefault(ppid, []).append(int(entry.name))
+    return kids
+
+
+def process_tree(root: int) -> list[int]:
+    """root and every descendant (processes, not threads)."""
+    kids, tree, todo = _children_map(), [], [root]
+    while todo:
+        pid = todo.pop()
+        tree.append(pid)
+        todo += kids.get(pid, [])
+    return tree
+
+
+def resident_mb(pids: list[int]) -> float:
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/statm", "rb") as fh:
+                total += int(fh.read().split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+    return total * PAGE / 2**20
+
+
+def disk_use_mb(folders: list[Path]) -> float:
+    """Blocks actually used (a sparse file counts what it occupies; RLIMIT_FSIZE caps the rest)."""
+    total = 0
+    for folder in folders:
+        for dirpath, _dirs, files in os.walk(folder):
+            for name in files:
+                try:
+                    total += os.lstat(os.path.join(dirpath, name)).st_blocks * 512
+                except OSError:
+                    continue
+    return total / 2**20
+
+
+def kill_tree(root: int) -> None:
+    """SIGKILL the launcher's process group and every descendant seen now."""
+    pids = process_tree(root)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(root, signal.SIGKILL)
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def max_tasks(limits: Limits) -> int:
+    return limits.max_processes or 64 + 32 * max(1, limits.ranks)
+
+
+def _forks_refused(group: Path | None) -> int:
+    """How often the pids cgroup refused a fork ('max N' in pids.events)."""
+    if group is None:
+        return 0
+    try:
+        return int((group / "pids.events").read_text().split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+class Watchdog(threading.Thread):
+    """Watches one launched process tree; `violation` says which limit ended it."""
+
+    def __init__(self, root: int, limits: Limits, folders: list[Path], group: Path | None):
+        super().__init__(daemon=True)
+        self.root, self.limits, self.folders, self.group = root, limits, folders, group
+        self.violation: dict | None = None
+        self.timed_out = False
+        self.peak_mb = 0.0
+        self.peak_processes = 0
+        self._halt = threading.Event()
+
+    def stop(self) -> None:
+        self._halt.set()
+
+    def run(self) -> None:
+        started, last_disk = time.time(), 0.0
+        mem_cap = self.limits.memory_mb * max(1, self.limits.ranks)
+        while not self._halt.wait(0.1):
+            if time.time() - started > self.limits.timeout_s:
+                self.timed_out = True
+                kill_tree(self.root)
+                return
+            tree = process_tree(self.root)
+            self.peak_processes = max(self.peak_processes, len(tree))
+            mem = resident_mb(tree)
+            self.peak_mb = max(self.peak_mb, mem)
+            if mem_cap and mem > mem_cap:
+                return self._end("memory_limit", f"{mem:.0f} MB resident, limit {mem_cap} MB")
+            refused = _forks_refused(self.group)
+            if refused or (self.group is None and len(tree) > max_tasks(self.limits)):
+                seen = f"{refused} fork(s) refused" if refused else f"{len(tree)} processes"
+                return self._end("process_limit", f"{seen}, limit {max_tasks(self.limits)}")
+            if self.limits.folder_mb and time.time() - last_disk > 0.5:
+                last_disk = time.time()
+                used = disk_use_mb(self.folders)
+                if used >= self.limits.folder_mb:
+                    return self._end(
+                        "disk_quota", f"{used:.0f} MB used, cap {self.limits.folder_mb} MB"
+                    )
+
+    def _end(self, kind: str, detail: str) -> None:
+        kill_tree(self.root)
+        self.violation = {"kind": kind, "detail": detail}
