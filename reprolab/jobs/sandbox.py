@@ -172,8 +172,31 @@ def isolate_network(cmd: list[str]) -> list[str]:
     return ["unshare", "-n", "sh", "-c", f'{ip} link set lo up && exec "$@"', "sandbox", *cmd]
 
 
+ISOLATIONS = ("bwrap", "unsafe_none")
+
+
+def job_settings(sim_cfg: dict) -> dict:
+    """The OS sandbox's fields of a SimulationJob, from `simulation.sandbox` of the config."""
+    cfg = dict(sim_cfg.get("sandbox") or {})
+    isolation = cfg.get("isolation", "bwrap")
+    if isolation not in ISOLATIONS:
+        raise ValueError(
+            f"simulation.sandbox.isolation is {isolation!r}; valid: {', '.join(ISOLATIONS)}"
+        )
+    folder_mb = int(cfg.get("run_folder_mb", 4096))
+    if folder_mb < 1:
+        raise ValueError(f"simulation.sandbox.run_folder_mb is {folder_mb}; valid: 1 or more")
+    return {"isolation": isolation, "folder_mb": folder_mb}
+
+
+def network_mode(value) -> str:
+    """YAML reads an unquoted `off` as false: take it as the documented 'off'."""
+    return "off" if value is False else value
+
+
 def network_plan(mode: str, launcher_uses_srun: bool) -> tuple[bool, str]:
     """(isolate?, reason) for network mode `auto` | `require` | `off`."""
+    mode = network_mode(mode)
     if mode == "off":
         return False, "network isolation is off in the config (simulation.sandbox.network)"
     if launcher_uses_srun:
