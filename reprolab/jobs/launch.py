@@ -252,6 +252,10 @@ def run_job(job: SimulationJob) -> dict:
         },
     }
     _clear_private_dirs(workdir)
+    if dog.violation is None and exit_code != 0:
+        hit = limits.file_cap_hit([workdir], box)
+        if hit:
+            dog.violation = {"kind": "disk_quota", "detail": hit}
     if dog.violation:
         words = f"reprolab sandbox: {dog.violation['detail']}; the whole process tree was killed"
         record["stderr_tail"] = (record["stderr_tail"] + "\n" + words)[-TAIL_CHARS:]

@@ -181,6 +181,23 @@ def disk_use_mb(folders: list[Path]) -> float:
     return total / 2**20
 
 
+def file_cap_hit(folders: list[Path], limits: Limits) -> str | None:
+    """A file that reached RLIMIT_FSIZE (the writer got EFBIG, or SIGXFSZ), or None."""
+    if not limits.folder_mb:
+        return None
+    cap = limits.folder_mb * 2**20
+    for folder in folders:
+        for dirpath, _dirs, files in os.walk(folder):
+            for name in files:
+                path = os.path.join(dirpath, name)
+                with contextlib.suppress(OSError):
+                    if os.lstat(path).st_size >= cap:
+                        return (
+                            f"{os.path.relpath(path, folder)} reached the {limits.folder_mb} MB cap"
+                        )
+    return None
+
+
 def kill_tree(root: int) -> None:
     """SIGKILL the launcher's process group and every descendant seen now."""
     pids = process_tree(root)
