@@ -28,16 +28,17 @@ def test_edit_replaces_the_attempt_and_bad_edits_are_refused(tmp_path):
         ask(run, artifact)
     request = json.loads((tmp_path / f"gates/{STAGE}.design_limit.request.json").read_text())
     answer = tmp_path / f"gates/{STAGE}.design_limit.json"
+    bound = {k: request[k] for k in ("paper_id", "gate_id", "nonce")}  # this gate, this asking
     edited = dict(artifact["output"], summary="my own design")
     bad = {k: v for k, v in edited.items() if k != "resolution"}
     answer.write_text(
-        json.dumps({"action": "edit", "sha256": request["sha256"], "revised_data": bad})
+        json.dumps({"action": "edit", "sha256": request["sha256"], "revised_data": bad, **bound})
     )
     with pytest.raises(InputFileError, match="revised_data") as err:
         ask(run, artifact)
     assert "resolution" in str(err.value)
     answer.write_text(
-        json.dumps({"action": "edit", "sha256": request["sha256"], "revised_data": edited})
+        json.dumps({"action": "edit", "sha256": request["sha256"], "revised_data": edited, **bound})
     )
     result = ask(run, artifact)
     assert result["output"]["summary"] == "my own design"

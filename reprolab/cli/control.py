@@ -148,18 +148,33 @@ def status_text(config: dict, only: str | None = None) -> str:
 
 
 def find_gate(out: Path, gate_id: str) -> protocol.Checkpoint:
-    request = protocol.gate_request_path(out, gate_id)
+    """The open request of this paper's gate; its own fields must name this paper and gate."""
+    request = protocol.gate_request_path(out, gate_id)  # refuses an unsafe id first
     if not request.is_file():
         known = [cp.gate_id for cp in protocol.pending_gates(out)]
         raise GateError(f"no gate '{gate_id}' for {out.name} (pending gates: {known or 'none'})")
-    return read_model(request, protocol.Checkpoint)
+    cp = read_model(request, protocol.Checkpoint)
+    for field, want in (("paper_id", out.name), ("gate_id", gate_id)):
+        if getattr(cp, field) != want:
+            raise GateError(
+                f"{request}: field {field!r} is {getattr(cp, field)!r}, not {want!r}: the "
+                "request was not written for this gate; nothing was answered"
+            )
+    return cp
 
 
 def answer(out: Path, args) -> int:
     cp = find_gate(out, args.gate)
     if args.command not in cp.actions:
         raise GateError(f"gate '{cp.gate_id}' accepts {cp.actions}, not '{args.command}'")
-    decision = {"action": args.command, "sha256": cp.sha256, "note": args.note}
+    decision = {
+        "action": args.command,
+        "sha256": cp.sha256,
+        "note": args.note,
+        "paper_id": cp.paper_id,
+        "gate_id": cp.gate_id,
+        "nonce": cp.nonce,
+    }
     if cp.kind == material.MATERIAL_GATE:
         verdict = getattr(args, "verdict", None) or (
             "approve" if args.command == "approve" else "need_help"
@@ -176,12 +191,14 @@ def answer(out: Path, args) -> int:
         except (OSError, json.JSONDecodeError) as exc:
             raise InputFileError(path, f"cannot be read as JSON: {exc}") from None
     protocol.Decision.model_validate(decision)
-    atomic_write_json(cp.answer_file, decision)
-    print(f"reprolab: wrote {cp.answer_file}; run the same snakemake command again to go on.")
+    target = protocol.gate_decision_path(out, cp.gate_id)  # never the request's answer_file
+    atomic_write_json(target, decision)
+    print(f"reprolab: wrote {target}; run the same snakemake command again to go on.")
     return 0
 
 
 def invalidate(out: Path, stage_id: str, reason: str) -> int:
+    protocol.check_id("stage id", stage_id)
     stages = plan_stage_ids(out)
     if stage_id not in stages:
         raise ReproLabError(

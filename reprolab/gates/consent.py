@@ -4,6 +4,7 @@ supervisor decided: what was decided, by whom, with what effect."""
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 from pathlib import Path
 
@@ -14,15 +15,26 @@ from reprolab.fileio import (
     read_json,
 )
 from reprolab.gates.material import MATERIAL_GATE
-from reprolab.gates.protocol import Decision
+from reprolab.gates.protocol import Decision, check_id
 
 
 def log_interaction(
     paper_out: Path, question: str, decision: Decision, impact: str, kind: str = MATERIAL_GATE
 ) -> None:
-    """Append to user_interactions.jsonl (the seed's user_interactions log)."""
+    """Append to user_interactions.jsonl (the seed's user_interactions log).
+
+    Only real decisions: a rerun that reads the same answer file again (same
+    decision, same question, same effect) logs nothing new."""
     path = Path(paper_out) / "user_interactions.jsonl"
-    n = len(path.read_text(encoding="utf-8").splitlines()) if path.is_file() else 0
+    lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
+    key = _decision_key(kind, question, decision, impact)
+    for line in lines:
+        try:
+            if json.loads(line).get("decision_key") == key:
+                return
+        except ValueError:
+            continue
+    n = len(lines)
     entry = {
         "id": f"U{n + 1}",
         "timestamp": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
@@ -30,10 +42,16 @@ def log_interaction(
         "question": question,
         "user_response": decision.model_dump(),
         "impact": impact,
+        "decision_key": key,
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a", encoding="utf-8") as fh:
         fh.write(json.dumps(entry) + "\n")
+
+
+def _decision_key(kind: str, question: str, decision: Decision, impact: str) -> str:
+    data = {"kind": kind, "question": question, "impact": impact, **decision.model_dump()}
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 
 def invalidate_stage(paper_out: Path, stage_id: str, reason: str, source: str) -> Path:
@@ -41,6 +59,7 @@ def invalidate_stage(paper_out: Path, stage_id: str, reason: str, source: str) -
     command reruns the stage and everything that depends on it (and nothing else)."""
     if not reason.strip():
         raise GateError(f"invalidating {stage_id}: a reason is required (it is logged)")
+    check_id("stage id", stage_id)
     path = Path(paper_out) / "stages" / stage_id / "invalidation.json"
     records = read_json(path)["records"] if path.is_file() else []
     records.append(

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
+import secrets
 import time
 from pathlib import Path
 from typing import Literal
@@ -46,6 +48,10 @@ class Decision(BaseModel):
     answered_by: str = "user"
     auto: bool = False
     """True when config auto-approved the gate (demo only); the report says so."""
+    paper_id: str | None = None
+    gate_id: str | None = None
+    nonce: str | None = None
+    """Copied from the request: binds the answer to this paper, this gate and this asking."""
 
 
 class Checkpoint(BaseModel):
@@ -70,6 +76,8 @@ class Checkpoint(BaseModel):
     answer_file: str
     answer_example: dict
     created_at: str = ""
+    nonce: str = ""
+    """Fresh random value per question (kept while what is asked about is unchanged)."""
 
 
 def content_sha256(data) -> str:
@@ -77,19 +85,59 @@ def content_sha256(data) -> str:
     return sha256_bytes(json.dumps(data, sort_keys=True, default=str).encode())
 
 
+SAFE_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,159}")
+
+
+def check_id(what: str, value: str) -> str:
+    """A gate or stage id that is safe as a file name, before any path is built from it."""
+    if not isinstance(value, str) or not SAFE_ID.fullmatch(value) or ".." in value:
+        raise GateError(
+            f"{what} {value!r} is not valid: letters, digits, '_', '.', '-' only "
+            "(no '/', no '..', at most 160 characters)"
+        )
+    return value
+
+
 def gate_request_path(paper_out: Path, gate_id: str) -> Path:
-    return Path(paper_out) / "gates" / f"{gate_id}.request.json"
+    return Path(paper_out) / "gates" / f"{check_id('gate id', gate_id)}.request.json"
 
 
 def gate_decision_path(paper_out: Path, gate_id: str) -> Path:
-    return Path(paper_out) / "gates" / f"{gate_id}.json"
+    return Path(paper_out) / "gates" / f"{check_id('gate id', gate_id)}.json"
 
 
 def open_gate(paper_out: Path, checkpoint: Checkpoint) -> None:
-    """Write (or refresh) the request; the question stays until it is answered."""
+    """Write (or refresh) the request; the question stays until it is answered.
+
+    The answer's path is derived from paper and gate (a request's field never chooses
+    it), and the nonce is fresh whenever what is asked about changed."""
     if not checkpoint.created_at:
         checkpoint.created_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-    atomic_write_json(gate_request_path(paper_out, checkpoint.gate_id), checkpoint)
+    request = gate_request_path(paper_out, checkpoint.gate_id)
+    if not checkpoint.nonce:
+        checkpoint.nonce = _kept_nonce(request, checkpoint) or secrets.token_hex(16)
+    if not checkpoint.answer_file:
+        checkpoint.answer_file = str(gate_decision_path(paper_out, checkpoint.gate_id))
+    checkpoint.answer_example = {
+        **checkpoint.answer_example,
+        "paper_id": checkpoint.paper_id,
+        "gate_id": checkpoint.gate_id,
+        "nonce": checkpoint.nonce,
+    }
+    atomic_write_json(request, checkpoint)
+
+
+def _kept_nonce(request: Path, checkpoint: Checkpoint) -> str | None:
+    """The open request's nonce when it asks the same question about the same content."""
+    try:
+        old = json.loads(request.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    same = all(
+        isinstance(old, dict) and old.get(k) == getattr(checkpoint, k)
+        for k in ("paper_id", "gate_id", "sha256")
+    )
+    return old.get("nonce") if same and isinstance(old.get("nonce"), str) else None
 
 
 def waiting_message(checkpoint: Checkpoint) -> str:
@@ -122,6 +170,18 @@ def read_decision(checkpoint: Checkpoint) -> Decision | None:
             f"{gate_request_path(answer.parents[1], checkpoint.gate_id)} again and answer "
             "with the current sha256."
         )
+    for field in ("paper_id", "gate_id", "nonce"):
+        got, want = getattr(decision, field), getattr(checkpoint, field)
+        if got is None and decision.auto:
+            continue  # config's auto-approval, written before the request; marked auto
+        if got != want:
+            raise GateError(
+                f"{answer}: field {field!r} is {got!r}, but gate '{checkpoint.gate_id}' of "
+                f"paper '{checkpoint.paper_id}' asks with {field} {want!r}: this decision "
+                "answers another paper, gate or question. Answer with `reprolab approve "
+                f"{checkpoint.paper_id} {checkpoint.gate_id}` or copy the request's "
+                "answer_example."
+            )
     if decision.action not in checkpoint.actions:
         raise GateError(
             f"{answer}: field 'action' is {decision.action!r}; gate '{checkpoint.gate_id}' "
