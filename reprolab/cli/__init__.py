@@ -82,7 +82,7 @@ def run_pipeline(configfile: str, cores: int, extra: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from reprolab.cli import control
+    from reprolab.cli import control, doctor
     from reprolab.errors import ReproLabError
 
     parser = argparse.ArgumentParser(prog="reprolab", description=__doc__)
@@ -94,11 +94,14 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--cores", type=int, default=2)
     run.add_argument("snakemake_args", nargs=argparse.REMAINDER)
     control.add_commands(sub)
+    doctor.add_command(sub)  # `reprolab doctor`: the site checked before a long run
     args = parser.parse_args(argv)
     if args.command == "demo":
         return run_pipeline("config/demo.yaml", args.cores, [])
     if args.command == "run":
         return run_pipeline(args.configfile, args.cores, args.snakemake_args)
+    if args.command == "doctor":
+        return doctor.run(args, load_config(args.configfile))
     try:
         return control.run_command(args, load_config(args.configfile))
     except ReproLabError as exc:
