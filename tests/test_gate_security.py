@@ -3,13 +3,14 @@ before any path is built; a request never chooses where an answer is written; th
 consent log records each real decision once."""
 
 import json
+import threading
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from reprolab.cli import control
-from reprolab.errors import GateError
+from reprolab.errors import GateError, InputFileError
 from reprolab.gates import consent, protocol
 
 
@@ -106,3 +107,34 @@ def test_consent_log_records_a_decision_once(tmp_path):
     other = protocol.Decision(action="approve", sha256="a" * 64, nonce="n2")
     consent.log_interaction(tmp_path, "q?", other, "went on", kind="revision_limit")
     assert len((tmp_path / "user_interactions.jsonl").read_text().splitlines()) == 2
+
+
+def test_answers_refused_when_duplicate_keyed_deep_or_oversized(tmp_path):
+    with pytest.raises(GateError):
+        ask(tmp_path, "p")
+    answer = tmp_path / "gates/stage1.code_limit.json"
+    request = json.loads((tmp_path / "gates/stage1.code_limit.request.json").read_text())
+    good = json.dumps(request["answer_example"])
+    answer.write_text(good[:-1] + ', "action": "reject"}')
+    with pytest.raises(InputFileError, match="has the key 'action' twice"):
+        ask(tmp_path, "p")
+    answer.write_text(good[:-1] + ', "revised_data": ' + '{"a": ' * 80 + "1" + "}" * 81)
+    with pytest.raises(InputFileError, match="nests 81 levels deep"):
+        ask(tmp_path, "p")
+    answer.write_text(json.dumps(dict(request["answer_example"], note="x" * 30_000)))
+    with pytest.raises(InputFileError, match="note"):
+        ask(tmp_path, "p")
+
+
+def test_polling_gate_waits_for_a_whole_answer(tmp_path):
+    with pytest.raises(GateError):
+        ask(tmp_path, "p")
+    request = json.loads((tmp_path / "gates/stage1.code_limit.request.json").read_text())
+    answer = tmp_path / "gates/stage1.code_limit.json"
+    whole = json.dumps(request["answer_example"])
+    answer.write_text(whole[: len(whole) // 2])  # the user's editor is still writing
+    timer = threading.Timer(0.3, answer.write_text, args=(whole,))
+    timer.start()
+    decision = protocol.resolve_gate(tmp_path, checkpoint(tmp_path, "p"), wait_s=1.5)
+    timer.join()
+    assert decision.action == "approve"

@@ -14,6 +14,7 @@ from pathlib import Path
 from reprolab.errors import GateError, InputFileError, ReproLabError
 from reprolab.fileio import atomic_write_json, read_json, read_model
 from reprolab.gates import consent, material, protocol
+from reprolab.paper import strict_json
 
 STAGE_FILES = ("verdict.json", "result.json", "design.json")
 
@@ -71,10 +72,31 @@ def plan_stage_ids(out: Path) -> list[str]:
     return [s["stage_id"] for s in read_json(plan)["output"]["stages"]]
 
 
+def running_jobs(sd: Path) -> str | None:
+    """'simulating: Slurm job 12 RUNNING 00:01:05, ...' while the stage's jobs are
+    submitted and not yet collected (one scontrol call for all of them)."""
+    from reprolab.jobs import submit
+
+    path = sd / "submitit" / submit.SUBMISSION
+    try:
+        job_ids = json.loads(path.read_text(encoding="utf-8"))["job_ids"]
+    except (OSError, ValueError, KeyError):
+        return None
+    states = submit.slurm_states(job_ids)
+    jobs = [
+        f"{j} {states.get(j, {}).get('JobState', 'unknown')} {states.get(j, {}).get('RunTime', '')}"
+        for j in job_ids
+    ]
+    return "simulating: Slurm job " + ", ".join(j.strip() for j in jobs)
+
+
 def stage_line(out: Path, stage_id: str) -> str:
     sd = out / "stages" / stage_id
     verdict = sd / "verdict.json"
-    if verdict.is_file():
+    running = running_jobs(sd)
+    if running:
+        state = running
+    elif verdict.is_file():
         v = read_json(verdict)
         state = f"{v['status']}: {v['reason']}"
         inv = sd / "invalidation.json"
@@ -139,8 +161,13 @@ def status_text(config: dict, only: str | None = None) -> str:
         if history:
             lines.append("  so far: " + "; ".join(history))
         cost = out / "cost_summary.json"
-        usd = read_json(cost)["total"]["cost_usd"] if cost.is_file() else 0.0
-        lines.append(f"  cost so far: ${usd:.4f}; simulation time so far: {runtime_s(out):.1f} s")
+        total = read_json(cost)["total"] if cost.is_file() else {}
+        lines.append(
+            f"  cost so far: ${total.get('cost_usd', 0.0):.4f} spent "
+            f"({total.get('paid_calls', 0)} paid calls, {total.get('cache_hits', 0)} cache "
+            f"hits, {total.get('replays', 0)} replays); "
+            f"simulation time so far: {runtime_s(out):.1f} s"
+        )
         if not pending:
             lines.append("  nothing waits on you")
         lines.append("")
@@ -187,8 +214,8 @@ def answer(out: Path, args) -> int:
     if args.command == "edit":
         path = Path(args.file)
         try:
-            decision["revised_data"] = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
+            decision["revised_data"] = strict_json(path.read_text(encoding="utf-8"), path)
+        except (OSError, UnicodeDecodeError) as exc:
             raise InputFileError(path, f"cannot be read as JSON: {exc}") from None
     protocol.Decision.model_validate(decision)
     target = protocol.gate_decision_path(out, cp.gate_id)  # never the request's answer_file

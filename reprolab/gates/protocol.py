@@ -23,13 +23,18 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from reprolab.errors import GateError, ReproLabError
+from reprolab.errors import GateError, InputFileError, ReproLabError
 from reprolab.events import log_event
 from reprolab.fileio import (
     atomic_write_json,
     read_model,
+    read_text,
     sha256_bytes,
+    validate_as,
 )
+from reprolab.paper import strict_json
+
+MAX_NOTE_CHARS = 20_000
 
 
 class Decision(BaseModel):
@@ -44,7 +49,7 @@ class Decision(BaseModel):
     verdict: Literal["approve", "change_database", "change_material", "need_help"] | None = None
     """Material checkpoint only: the seed's material verdicts."""
     revised_data: dict | None = None
-    note: str = ""
+    note: str = Field("", max_length=MAX_NOTE_CHARS)
     answered_by: str = "user"
     auto: bool = False
     """True when config auto-approved the gate (demo only); the report says so."""
@@ -161,7 +166,7 @@ def read_decision(checkpoint: Checkpoint) -> Decision | None:
     answer = Path(checkpoint.answer_file)
     if not answer.is_file():
         return None
-    decision = read_model(answer, Decision)
+    decision = validate_as(Decision, strict_json(read_text(answer), answer), answer)
     if decision.sha256 != checkpoint.sha256:
         raise GateError(
             f"{answer}: field 'sha256' is {decision.sha256}, but what gate "
@@ -196,7 +201,12 @@ def resolve_gate(paper_out: Path, checkpoint: Checkpoint, wait_s: float = 0.0) -
     open_gate(paper_out, checkpoint)
     deadline = time.monotonic() + wait_s
     while True:
-        decision = read_decision(checkpoint)
+        try:
+            decision = read_decision(checkpoint)
+        except InputFileError:
+            if time.monotonic() >= deadline:
+                raise
+            decision = None  # being written (half a file): wait for the whole answer
         if decision is not None:
             return decision
         if time.monotonic() >= deadline:

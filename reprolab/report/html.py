@@ -27,10 +27,13 @@ code{background:#f4f4f4;padding:0 .2em}
 _IMG = re.compile(r"!\[([^\]]*)\]\(([^)]+)\)")
 
 
-def _data_uri(path: Path) -> str | None:
-    if not path.is_file():
+def _data_uri(path: Path, base: Path) -> str | None:
+    """An image inside the report's folder as a data URI; anything else is never read."""
+    if not path.is_relative_to(base.resolve()) or not path.is_file():
         return None
-    mime = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+    mime = mimetypes.guess_type(path.name)[0] or ""
+    if not mime.startswith("image/"):
+        return None
     return f"data:{mime};base64," + base64.b64encode(path.read_bytes()).decode("ascii")
 
 
@@ -39,7 +42,7 @@ def inline(text: str, base: Path) -> str:
     parts, last = [], 0
     for m in _IMG.finditer(text):
         parts.append(_emphasis(html.escape(text[last : m.start()])))
-        uri = _data_uri((base / m.group(2)).resolve())
+        uri = _data_uri((base / m.group(2)).resolve(), base)
         alt = html.escape(m.group(1))
         parts.append(
             f'<img alt="{alt}" src="{uri}">' if uri else f"<em>[missing image: {alt}]</em>"
