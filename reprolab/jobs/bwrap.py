@@ -3,7 +3,8 @@
 What a sandboxed process gets (`bwrap_command`):
 - new user, PID, IPC, UTS, cgroup and mount namespaces, and a new network namespace
   (loopback only) unless the job's ranks must reach srun's PMIx server over TCP;
-- an unprivileged uid inside (no capabilities, even when the launcher is root),
+- the launching user's uid with every capability dropped (bounding set empty, so
+  not even root inside the user namespace can mount, unshare or change hostname),
   `--die-with-parent`, `--new-session` (no terminal to inject into);
 - read-only: /usr (and the merged-/usr links), the few /etc files Meep, MPI and
   fonts read, /sys (hwloc's topology), the Python environment, and the
@@ -32,7 +33,6 @@ from pathlib import Path
 import reprolab
 
 PACKAGE_DIR = Path(reprolab.__file__).resolve().parent
-SANDBOX_UID = 1000
 ETC_FILES = (
     "alternatives",
     "openmpi",
@@ -124,10 +124,13 @@ def bwrap_command(
         "--unshare-cgroup-try",
         "--die-with-parent",
         "--new-session",
+        # The launching user's ids (PMIx checks them), no capability at all.
         "--uid",
-        str(SANDBOX_UID),
+        str(os.getuid()),
         "--gid",
-        str(SANDBOX_UID),
+        str(os.getgid()),
+        "--cap-drop",
+        "ALL",
         "--hostname",
         "sandbox",
         *([] if share_net else ["--unshare-net"]),
@@ -154,6 +157,15 @@ def bwrap_command(
     if not Path(script).resolve().is_relative_to(Path(workdir).resolve()):
         args += ["--ro-bind", script, script]
     return [*args, "--chdir", workdir, "--", *cmd]
+
+
+def with_pmix_dir(box: list[str]) -> list[str]:
+    """A bwrap command that also binds the step's PMIx directory, read at task start."""
+    script = (
+        'if [ -n "$PMIX_SERVER_TMPDIR" ] && [ -d "$PMIX_SERVER_TMPDIR" ]; then '
+        'exec "$0" --bind "$PMIX_SERVER_TMPDIR" "$PMIX_SERVER_TMPDIR" "$@"; fi; exec "$0" "$@"'
+    )
+    return ["/bin/sh", "-c", script, box[0], *box[1:]]
 
 
 def clean_env(environ: dict[str, str], workdir: str, python: str, extra: dict) -> dict[str, str]:

@@ -111,11 +111,12 @@ def command_for(job: SimulationJob) -> list[str]:
     if job.isolation == "unsafe_none":
         cmd = launcher + rank
         return isolate_network(cmd) if job.isolate_network else cmd
-    if launcher and Path(launcher[0]).name == "srun":
-        # srun starts the tasks (and their PMIx server) itself: each rank is a sandbox.
-        return launcher + bwrap.bwrap_command(
-            rank, job.workdir, job.script, job.python, share_net=not job.isolate_network
-        )
+    if _srun_ranks(job):
+        # srun starts the tasks itself, so each rank is its own sandbox; it reaches
+        # slurmstepd's PMIx server over TCP on the node (host network) and its
+        # shared-memory store in $PMIX_SERVER_TMPDIR, known only in the task.
+        box = bwrap.bwrap_command(rank, job.workdir, job.script, job.python, share_net=True)
+        return launcher + bwrap.with_pmix_dir(box)
     return bwrap.bwrap_command(
         launcher + rank, job.workdir, job.script, job.python, share_net=not job.isolate_network
     )
@@ -125,7 +126,16 @@ def job_env(job: SimulationJob) -> dict[str, str]:
     env = bwrap.clean_env(dict(os.environ), job.workdir, job.python, dict(job.env))
     if job.isolation == "unsafe_none":
         env["TMPDIR"] = str(bwrap.private_dirs(job.workdir)[0])
+    elif _srun_ranks(job):
+        # Each srun rank is its own PID namespace, so both are pid 2 there and Open MPI's
+        # shared-memory transport takes its peer's segment for its own (segfault): TCP.
+        env.setdefault("OMPI_MCA_btl", "self,tcp")
     return env
+
+
+def _srun_ranks(job: SimulationJob) -> bool:
+    launcher = job.mpi_launcher.split()
+    return job.mpi_ranks > 1 and bool(launcher) and Path(launcher[0]).name == "srun"
 
 
 def job_limits(job: SimulationJob) -> limits.Limits:
