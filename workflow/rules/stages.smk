@@ -40,6 +40,8 @@ rule simulate:
     log:
         f"{STAGE_OUT}/logs/simulate.log",
     localrule: True
+    conda:
+        "../../envs/reprolab.yaml"
     script:
         "../scripts/simulate.py"
 
