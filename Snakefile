@@ -6,6 +6,10 @@ min_version("9.0")
 configfile: "config/config.yaml"
 
 
+# What the user set before the schema fills in defaults (reprolab.settings.apply_executor).
+USER_SIMULATION = dict(config.get("simulation") or {})
+
+
 validate(config, "workflow/schemas/config.schema.yaml")
 
 
@@ -17,6 +21,11 @@ include: "workflow/rules/plan.smk"
 include: "workflow/rules/stages.smk"
 include: "workflow/rules/gates.smk"
 include: "workflow/rules/report.smk"
+
+
+onstart:
+    # The executor is known only once the run starts; steps read this config.
+    apply_executor(config, USER_SIMULATION, workflow.executor_plugin.name)
 
 
 rule all:

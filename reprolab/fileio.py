@@ -21,6 +21,19 @@ from reprolab.errors import InputFileError, OutputFileError
 M = TypeVar("M", bound=BaseModel)
 
 
+def current_umask() -> int:
+    """The process's umask: from /proc (no change), else by setting it straight back."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     """Write to a temporary file beside `path`, then rename: a crash or a full disk
     leaves the previous version (or nothing), never a truncated file."""
@@ -31,6 +44,9 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     except OSError as exc:
         raise OutputFileError(path, f"cannot be written: {exc.strerror} ({exc.filename})") from None
     try:
+        # mkstemp makes the file 0600; an artifact gets the mode any new file gets
+        # (0666 less the umask), so a group can read a shared project folder.
+        os.fchmod(fd, 0o666 & ~current_umask())
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()

@@ -85,3 +85,40 @@ def paper_run(config: dict, paper_id: str) -> PaperRun:
         limits=limits,
         config=config,
     )
+
+
+SLURM_LAUNCHER = "srun --mpi=pmix -n {ranks}"
+"""Under Slurm, srun starts the ranks inside the job's allocation (Debian's Open MPI
+needs PMIx; --mpi=none aborts in MPI_Init)."""
+
+
+def apply_executor(config: dict, user_simulation: dict, executor: str | None) -> None:
+    """Under `--profile slurm` (Snakemake's slurm executor) the simulations go to Slurm.
+
+    Done here rather than by the profile's `config:` entry, which an extra `--config`
+    on the command line replaces; the user's own `mpi_launcher` (set in their config,
+    not the schema's default) and `simulation.slurm` (partition, account, qos) stay."""
+    if executor != "slurm":
+        return
+    sim = config.setdefault("simulation", {})
+    sim["executor"] = "slurm"
+    if "mpi_launcher" not in user_simulation:
+        sim["mpi_launcher"] = SLURM_LAUNCHER
+
+
+SIMULATION_RUN_KEYS = (
+    "max_mpi_ranks",
+    "memory_safety_factor",
+    "min_memory_mb",
+    "max_memory_mb",
+    "max_concurrent_jobs",
+)
+"""simulation settings that change what a run is (ranks, memory, a sweep point's time
+share); where and how it is confined (executor, launcher, Slurm options, sandbox)
+does not change its numbers."""
+
+
+def simulation_params(config: dict) -> dict:
+    """The simulate rule's params: changing one of these reruns the simulation."""
+    sim = config.get("simulation") or {}
+    return {key: sim.get(key) for key in SIMULATION_RUN_KEYS}

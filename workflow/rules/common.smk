@@ -1,9 +1,10 @@
+import contextlib
 import json
 import os
 from pathlib import Path
 
 from reprolab.steps.eligibility import HIERARCHY
-from reprolab.settings import paper_entries
+from reprolab.settings import apply_executor, paper_entries, simulation_params
 
 DEBUG = config.get("debug", {}).get("enabled", False)
 if DEBUG:
@@ -25,14 +26,67 @@ wildcard_constraints:
     stage=r"stage\d+_[a-z0-9_]+",
 
 
-def get_paper_files(wildcards):
-    """The paper's metadata and every file it refers to, so edits rerun what reads them."""
+def paper_of(wildcards):
     from reprolab.paper import Paper
 
-    paper = Paper(PAPERS[wildcards.paper]["paper_dir"])
+    return Paper(PAPERS[wildcards.paper]["paper_dir"])
+
+
+def get_paper_files(wildcards):
+    """The paper's metadata and every file it refers to (the report shows them all)."""
+    paper = paper_of(wildcards)
     return [str(paper.metadata_path)] + [
         str(paper.folder / rel) for rel in paper.referenced_files()
     ]
+
+
+def get_paper_text(wildcards):
+    """What prompt adaptation and planning read: the metadata and the paper's text
+    (not the figures' images or digitized data, so editing those does not replan)."""
+    paper = paper_of(wildcards)
+    return [str(paper.metadata_path), str(paper.folder / paper.meta.paper_text)]
+
+
+def stage_figures(wildcards):
+    """The figures this stage reproduces: the plan's target figures, and those its
+    design compares once the design exists."""
+    figures = set(find_stage(wildcards)["target_figures"])
+    design = Path(stage_file(wildcards, wildcards.stage, "design.json"))
+    if design.is_file():
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            output = json.loads(design.read_text())["output"]
+            figures |= {fo["figure_id"] for fo in output.get("figure_outputs") or []}
+    known = {f.figure_id for f in paper_of(wildcards).meta.figures}
+    return sorted(figures & known)
+
+
+def get_figure_data(wildcards):
+    """The metadata and the digitized CSVs of this stage's figures only."""
+    paper = paper_of(wildcards)
+    files = [str(paper.metadata_path)]
+    for fig_id in stage_figures(wildcards):
+        files += [str(paper.folder / c.digitized) for c in paper.figure(fig_id).curves]
+    return files
+
+
+def get_figure_images(wildcards):
+    paper = paper_of(wildcards)
+    return [str(paper.folder / paper.figure(f).image) for f in stage_figures(wildcards)]
+
+
+def figure_x_ranges(wildcards):
+    """The x range of each of the stage's digitized curves: the design's lint checks the
+    source band covers it. A param, not an input: a changed y value does not redo the
+    design, a changed range does."""
+    from reprolab.paper import read_xy_csv
+
+    paper = paper_of(wildcards)
+    ranges = {}
+    for fig_id in stage_figures(wildcards):
+        for curve in paper.figure(fig_id).curves:
+            xs, _ = read_xy_csv(paper.folder / curve.digitized)
+            ranges[f"{fig_id}/{curve.curve_id}"] = [min(xs), max(xs)] if xs else []
+    return ranges
 
 
 def get_replan_request(wildcards):
@@ -69,18 +123,31 @@ def get_design_inputs(wildcards):
     inputs = {
         "plan": get_plan(wildcards),
         "adaptations": f"{OUT}/{wildcards.paper}/prompt_adaptations.json",
+        # A dependency's verdict orders the stages (eligibility reads it) but its rewrite
+        # alone (e.g. a changed digitized value re-judged) does not redo this stage;
+        # a redone dependency (new design: invalidate, backtrack) does.
         "deps": [
-            stage_file(wildcards, dep, "verdict.json") for dep in stage["dependencies"]
+            ancient(stage_file(wildcards, dep, "verdict.json"))
+            for dep in stage["dependencies"]
+        ],
+        "dep_designs": [
+            stage_file(wildcards, dep, "design.json") for dep in stage["dependencies"]
         ],
     }
     if stage["stage_type"] != "MATERIAL_VALIDATION":
         inputs["validated"] = f"{OUT}/{wildcards.paper}/validated_materials.json"
     # The validation hierarchy (reprolab.steps.eligibility): lower levels' verdicts are edges too.
-    inputs["hierarchy"] = [
-        stage_file(wildcards, s["stage_id"], "verdict.json")
+    lower = [
+        s["stage_id"]
         for s in plan_stages(wildcards)
         if s["stage_type"] in HIERARCHY[stage["stage_type"]]
         and s["stage_id"] != wildcards.stage
+    ]
+    inputs["hierarchy"] = [
+        ancient(stage_file(wildcards, s, "verdict.json")) for s in lower
+    ]
+    inputs["hierarchy_designs"] = [
+        stage_file(wildcards, s, "design.json") for s in lower
     ]
     # Written by a backtrack, the material gate or `reprolab invalidate`: once it is
     # newer than design.json, this stage and all that depend on it rerun.

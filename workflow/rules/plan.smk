@@ -1,6 +1,6 @@
 rule adapt_prompts:
     input:
-        paper=get_paper_files,
+        paper=get_paper_text,
     output:
         adaptations=f"{PAPER_OUT}/prompt_adaptations.json",
         log_md=f"{PAPER_OUT}/adaptation_log.md",
@@ -13,7 +13,7 @@ rule adapt_prompts:
 
 checkpoint plan:
     input:
-        paper=get_paper_files,
+        paper=get_paper_text,
         adaptations=f"{PAPER_OUT}/prompt_adaptations.json",
         replan=get_replan_request,
     output:

@@ -11,6 +11,8 @@ rule design:
     log:
         f"{STAGE_OUT}/logs/design.log",
     localrule: True
+    params:
+        figure_x=figure_x_ranges,
     script:
         "../scripts/design.py"
 
@@ -42,6 +44,10 @@ rule simulate:
     localrule: True
     conda:
         "../../envs/reprolab.yaml"
+    params:
+        # Settings that change what a run is (ranks, memory, a sweep point's time share):
+        # changing one reruns the simulation; executor and launcher do not.
+        simulation=lambda wildcards: simulation_params(config),
     script:
         "../scripts/simulate.py"
 
@@ -85,7 +91,7 @@ rule compare_figures:
     input:
         design=f"{STAGE_OUT}/design.json",
         checks=f"{STAGE_OUT}/checks.json",
-        paper=get_paper_files,
+        paper=get_figure_data,
     output:
         comparison=report(
             f"{STAGE_OUT}/comparison.json",
@@ -107,6 +113,8 @@ rule analyze:
         validation=f"{STAGE_OUT}/run_validation.json",
         design=f"{STAGE_OUT}/design.json",
         adaptations=f"{PAPER_OUT}/prompt_adaptations.json",
+        paper=get_figure_data,
+        images=get_figure_images,
     output:
         analysis=f"{STAGE_OUT}/analysis.json",
     log:
