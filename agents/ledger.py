@@ -116,7 +116,12 @@ class Ledger:
         seconds: float,
         cache_key: str | None = None,
     ) -> dict:
-        """Append one call; `source` is api, cache or replay (scripted usage)."""
+        """Append one call; `source` is api (or api_invalid), cache or replay.
+
+        `cost_usd` is money this call spent: the priced usage of a paid API call, 0
+        for a cache hit or a replay. A replay's scripted usage is kept with the price
+        the recorded call had (`recorded_cost_usd`), never as money spent now."""
+        priced = cost_usd(usage, price_for(model, self.prices))
         entry = {
             "time": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             "call_id": call_id,
@@ -127,7 +132,8 @@ class Ledger:
             "model": model,
             "source": source,
             **asdict(usage),
-            "cost_usd": cost_usd(usage, price_for(model, self.prices)),
+            "cost_usd": priced if source in PAID_SOURCES else 0.0,
+            "recorded_cost_usd": priced if source == "replay" else None,
             "requests": requests,
             "seconds": round(seconds, 3),
             "cache_key": cache_key,
@@ -141,8 +147,13 @@ class Ledger:
     def check_budget(self, call_id: str) -> None:
         if not self.budget:
             return
-        total = summarize(self.entries())["total"]
-        spent_tokens = sum(total[k] for k in asdict(Usage()))
+        summary = summarize(self.entries())
+        total, replayed = summary["total"], summary["replayed"]
+        # The replay provider stands in for the API: its scripted usage counts against
+        # the budget as if paid (so a budget can be tried offline); it is not shown as
+        # money spent.
+        spent_tokens = sum(total[k] + replayed[k] for k in asdict(Usage()))
+        spent_usd = total["cost_usd"] + replayed["recorded_cost_usd"]
         over = []
         if "max_tokens" in self.budget and spent_tokens >= self.budget["max_tokens"]:
             over.append(f"{spent_tokens} tokens of max_tokens {self.budget['max_tokens']}")
@@ -153,8 +164,8 @@ class Ledger:
                     f"{total['unpriced_models']} have no price: add them to "
                     "provider.prices_usd_per_mtok"
                 )
-            if total["cost_usd"] >= self.budget["max_usd"]:
-                over.append(f"USD {total['cost_usd']:.4f} of max_usd {self.budget['max_usd']}")
+            if spent_usd >= self.budget["max_usd"]:
+                over.append(f"USD {spent_usd:.4f} of max_usd {self.budget['max_usd']}")
         if over:
             message = (
                 f"budget of paper '{self.dir.name}' is spent ({'; '.join(over)}): "
@@ -164,30 +175,52 @@ class Ledger:
             raise BudgetExceededError(message)
 
 
+PAID_SOURCES = ("api", "api_invalid")
+"""Calls that reached the provider's API and were billed (an invalid answer is billed too)."""
+
+
 def summarize(entries: list[dict]) -> dict:
+    """Calls and money per source: `total` counts what was paid (tokens, `cost_usd`),
+    with how many calls were paid, cache hits (nothing paid) and replays; `replayed`
+    holds the replays' scripted tokens and what the recorded calls cost when made."""
     token_keys = list(asdict(Usage()))
 
     def empty():
         return {
             "calls": 0,
-            "api_requests": 0,
+            "paid_calls": 0,
             "cache_hits": 0,
+            "replays": 0,
+            "api_requests": 0,
             "cost_usd": 0.0,
             **dict.fromkeys(token_keys, 0),
         }
 
     total = empty() | {"unpriced_calls": 0, "unpriced_models": []}
+    replayed = dict.fromkeys(token_keys, 0) | {"recorded_cost_usd": 0.0}
     by_agent: dict[str, dict] = {}
     for entry in entries:
+        source = entry["source"]
+        paid = source in PAID_SOURCES
         for bucket in (total, by_agent.setdefault(entry["agent"], empty())):
             bucket["calls"] += 1
-            bucket["api_requests"] += entry["requests"]
-            bucket["cache_hits"] += entry["source"] == "cache"
+            bucket["paid_calls"] += paid
+            bucket["cache_hits"] += source == "cache"
+            bucket["replays"] += source == "replay"
+            bucket["api_requests"] += entry["requests"] if paid else 0
             for key in token_keys:
-                bucket[key] += entry[key]
+                bucket[key] += entry[key] if paid else 0
             bucket["cost_usd"] = round(bucket["cost_usd"] + (entry["cost_usd"] or 0.0), 6)
-        if entry["cost_usd"] is None and entry["source"] != "cache":
+        if source == "replay":
+            for key in token_keys:
+                replayed[key] += entry[key]
+            recorded = entry.get("recorded_cost_usd") or 0.0
+            replayed["recorded_cost_usd"] = round(replayed["recorded_cost_usd"] + recorded, 6)
+        unpriced = entry["cost_usd"] is None or (
+            source == "replay" and entry.get("recorded_cost_usd", 0.0) is None
+        )
+        if unpriced:
             total["unpriced_calls"] += 1
             if entry["model"] not in total["unpriced_models"]:
                 total["unpriced_models"].append(entry["model"])
-    return {"total": total, "by_agent": by_agent}
+    return {"total": total, "replayed": replayed, "by_agent": by_agent}

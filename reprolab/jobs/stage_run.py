@@ -133,6 +133,12 @@ def run_stage(
     box = SandboxSettings.from_config(sim_cfg)
     workdir = (stage_dir / "run").resolve()
     workdir.mkdir(parents=True, exist_ok=True)
+    # Jobs a waiter that died left running or finished are waited on, not resubmitted.
+    attached = submit.reattach(stage_dir / "submitit", sha256_file(script))
+    if attached[0] and design.sweep is None:
+        sims, jobs, resources = attached
+        record = submit.wait_and_finish(sims, jobs, settings, resources, stage_dir / "submitit")[0]
+        return {**record, "reattached": True}
     # Only this run's files may be judged: clear what an earlier attempt left.
     _clear_files(workdir)
     target = workdir / "simulation.py"
@@ -164,7 +170,7 @@ def run_stage(
         job = launch.SimulationJob(workdir=str(workdir), **base)
         record = submit.submit_all([job], settings, resources, stage_dir / "submitit")[0]
     else:
-        record = run_sweep(design, base, settings, resources, workdir, stage_dir)
+        record = run_sweep(design, base, settings, resources, workdir, stage_dir, attached)
     record.update(
         {
             "network_note": net_note,
@@ -180,14 +186,15 @@ def point_dir(workdir: Path, index: int) -> Path:
     return workdir / "points" / f"p{index:03d}"
 
 
-def run_sweep(design, base, settings, resources, workdir: Path, stage_dir: Path) -> dict:
+def run_sweep(design, base, settings, resources, workdir, stage_dir, attached=None) -> dict:
     sweep = design.sweep
     script_sha = sha256_file(base["script"])
     records: list[dict | None] = []
     jobs, todo = [], []
+    waiting = _reattached_points(design, workdir, settings, stage_dir, attached)
     for i, value in enumerate(sweep.values):
         pdir = point_dir(workdir, i)
-        kept = _kept_point(pdir, script_sha, value)
+        kept = waiting.get(i) or _kept_point(pdir, script_sha, value)
         records.append(kept)
         if kept is not None:
             continue
@@ -217,6 +224,28 @@ def run_sweep(design, base, settings, resources, workdir: Path, stage_dir: Path)
     return gather(design, [r for r in records if r is not None], workdir)
 
 
+def _reattached_points(design, workdir: Path, settings, stage_dir: Path, attached) -> dict:
+    """The points whose jobs a waiter that died left behind: waited on and collected
+    (each index's record), so that only the points still missing are submitted."""
+    sims, jobs, resources = attached or ([], [], None)
+    if not sims:
+        return {}
+    index = {str(point_dir(workdir, i)): i for i in range(len(design.sweep.values))}
+    mine = [(sim, job) for sim, job in zip(sims, jobs, strict=True) if sim.workdir in index]
+    if not mine:
+        return {}
+    recs = submit.wait_and_finish(
+        [m[0] for m in mine], [m[1] for m in mine], settings, resources, stage_dir / "submitit"
+    )
+    found = {}
+    for (sim, _), rec in zip(mine, recs, strict=True):
+        i = index[sim.workdir]
+        rec.update(index=i, value=design.sweep.values[i], reused=False, reattached=True)
+        atomic_write_json(point_dir(workdir, i) / POINT_RECORD, rec)
+        found[i] = rec
+    return found
+
+
 def _kept_point(pdir: Path, script_sha: str, value) -> dict | None:
     try:
         rec = json.loads((pdir / POINT_RECORD).read_text(encoding="utf-8"))
@@ -233,12 +262,19 @@ def gather(design: SimulationDesign, records: list[dict], workdir: Path) -> dict
     failed = [r for r in records if r.get("failure")]
     problems = _concatenate_csv_outputs(design, records, workdir, write=not failed)
     head = records[0] if records else {}
-    runtimes = [r.get("runtime_seconds") or 0 for r in records if not r.get("reused")]
+    # A kept point keeps its original runtime: the record says what the results cost,
+    # and which points were reused rather than run again.
+    reused = [r["index"] for r in records if r.get("reused")]
+    runtime = sum(r.get("runtime_seconds") or 0 for r in records)
+    fresh = sum(r.get("runtime_seconds") or 0 for r in records if not r.get("reused"))
     return {
         "command": head.get("command"),
         "exit_code": next((r.get("exit_code") for r in failed), 0) if records else None,
         "timed_out": any(r.get("timed_out") for r in records),
-        "runtime_seconds": round(sum(runtimes), 3),
+        "runtime_seconds": round(runtime, 3),
+        "runtime_seconds_this_run": round(fresh, 3),
+        "reused_points": reused,
+        "reused": bool(records) and len(reused) == len(records),
         "stdout_tail": "\n".join(
             f"--- {r.get('label')}\n{r.get('stdout_tail', '')[-300:]}" for r in records
         )[-launch.TAIL_CHARS :],

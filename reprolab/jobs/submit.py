@@ -11,8 +11,11 @@ failures instead of hanging the pipeline."""
 
 from __future__ import annotations
 
+import json
 import math
+import os
 import subprocess
+import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -20,7 +23,7 @@ from pathlib import Path
 import submitit
 from submitit.core.utils import FailedJobError, FailedSubmissionError
 
-from reprolab.fileio import sha256_file
+from reprolab.fileio import atomic_write_json, sha256_file
 from reprolab.jobs.failures import classify_failure, failure, pending_verdict
 from reprolab.jobs.launch import (
     SimulationJob,
@@ -60,6 +63,8 @@ class ClusterSettings:
     extra_sbatch: dict = field(default_factory=dict)
     max_concurrent: int = 8
     poll_s: float = 0.5
+    job_name: str = "reprolab-sim"
+    """Slurm's job name; the simulate step sets reprolab-<paper>-<stage>."""
     queue_wait_min: float = 30.0
     """Most minutes a job may pend in the Slurm queue before it is cancelled (0: no limit).
     Time a sweep point waits behind the array's own throttle does not count."""
@@ -80,6 +85,7 @@ class ClusterSettings:
             qos=slurm.get("qos"),
             extra_sbatch=dict(slurm.get("extra_sbatch") or {}),
             max_concurrent=int(sim_cfg.get("max_concurrent_jobs", 8)),
+            job_name=str(sim_cfg.get("job_name") or "reprolab-sim"),
         )
 
 
@@ -96,23 +102,67 @@ class Resources:
 
 def slurm_state(job_id: str) -> dict:
     """`scontrol show job` fields (works without accounting); {} once Slurm forgot it."""
+    return slurm_states([str(job_id)]).get(str(job_id), {})
+
+
+SCONTROL_CALLS = [0]
+"""How many times this process asked Slurm for job states (one call per poll)."""
+
+
+def slurm_states(job_ids: list[str]) -> dict[str, dict]:
+    """Every job's `scontrol show job` fields with one call per submission (an array's
+    tasks all come with the array's id; a single job with its own), keyed by job id
+    (`<array>_<task>` for a task; pending tasks Slurm has not split off yet get the
+    fields of the record whose ArrayTaskId range holds them)."""
+    roots = sorted({j.split("_")[0] for j in job_ids})
+    if not roots:
+        return {}
+    SCONTROL_CALLS[0] += 1
     try:
         proc = subprocess.run(
-            ["scontrol", "show", "job", "-o", str(job_id)],
+            ["scontrol", "show", "job", "-o", ",".join(roots)],
             capture_output=True,
             text=True,
             timeout=30,
         )
     except (OSError, subprocess.TimeoutExpired):
         return {}
-    if proc.returncode != 0:
-        return {}
+    records = [_fields(line) for line in proc.stdout.splitlines() if line.strip()]
+    states = {}
+    for job_id in job_ids:
+        for rec in records:
+            if _matches(rec, job_id):
+                states[job_id] = rec
+                break
+    return states
+
+
+def _fields(line: str) -> dict:
     fields = {}
-    for token in proc.stdout.split():
+    for token in line.split():
         key, sep, value = token.partition("=")
         if sep and key not in fields:
             fields[key] = value
     return fields
+
+
+def _matches(rec: dict, job_id: str) -> bool:
+    root, _, task = job_id.partition("_")
+    if not task:
+        return rec.get("JobId") == root and "ArrayTaskId" not in rec
+    if rec.get("ArrayJobId") != root:
+        return False
+    return int(task) in _task_range(rec.get("ArrayTaskId", ""))
+
+
+def _task_range(spec: str) -> set[int]:
+    """ArrayTaskId as Slurm writes it: 3, 2-7%2, 1,4-5."""
+    found = set()
+    for part in spec.split("%")[0].split(","):
+        lo, _, hi = part.partition("-")
+        if lo.isdigit():
+            found |= set(range(int(lo), int(hi if hi.isdigit() else lo) + 1))
+    return found
 
 
 def executor_for(settings: ClusterSettings, resources: Resources, folder: Path, n: int):
@@ -121,7 +171,7 @@ def executor_for(settings: ClusterSettings, resources: Resources, folder: Path, 
     if settings.executor == "slurm":
         extra = {"ntasks": resources.ranks, **settings.extra_sbatch}
         params.update(
-            slurm_job_name="reprolab-sim",
+            slurm_job_name=settings.job_name,
             slurm_cpus_per_task=1,
             slurm_mem=f"{resources.mem_mb}M",
             # The job function runs once in the batch step and starts the ranks
@@ -180,25 +230,38 @@ def wait_slurm(submitted: list, settings: ClusterSettings) -> list[Outcome]:
     queued = [0.0] * n
     ended_at: dict[int, float] = {}
     last_poll = time.time()
+    driver = os.getppid()
     while True:
-        for i, job in enumerate(submitted):
-            if done[i] is None and job.paths.result_pickle.exists():
-                # The final state: a job cancelled, preempted or timed out still
-                # returns a record (its ranks were killed); Slurm says which.
-                done[i] = _collect(job, slurm_state(job.job_id) or states[i])
+        if os.getppid() != driver:
+            # Snakemake (the driver) died: stop waiting without writing anything; the
+            # jobs go on and the next run of the same command reattaches to them.
+            raise SystemExit("[reprolab] the driver died; Slurm jobs left to the next run")
+        finished = [
+            i
+            for i, job in enumerate(submitted)
+            if done[i] is None and job.paths.result_pickle.exists()
+        ]
+        if finished:
+            # The final state: a job cancelled, preempted or timed out still
+            # returns a record (its ranks were killed); Slurm says which.
+            final = slurm_states([str(submitted[i].job_id) for i in finished])
+            for i in finished:
+                done[i] = _collect(submitted[i], final.get(str(submitted[i].job_id)) or states[i])
         if all(d is not None for d in done):
             return done  # type: ignore[return-value]
         now = time.time()
         if now - last_poll >= STATE_POLL_S:
             elapsed, last_poll = now - last_poll, now
+            waiting = [str(job.job_id) for i, job in enumerate(submitted) if done[i] is None]
+            seen = slurm_states(waiting)  # one call for every job still waited on
             for i, job in enumerate(submitted):
                 if done[i] is None:
+                    states[i] = seen.get(str(job.job_id)) or states[i]
                     done[i] = _poll(job, states, queued, ended_at, i, elapsed, settings)
         time.sleep(settings.poll_s)
 
 
 def _poll(job, states, queued, ended_at, i, elapsed, settings) -> Outcome | None:
-    states[i] = slurm_state(job.job_id) or states[i]
     state = states[i]
     name = state.get("JobState", "")
     if name == "PENDING":
@@ -279,6 +342,65 @@ def _exit_code(state: dict) -> int | None:
     return status if status else (-signal_number if signal_number else None)
 
 
+SUBMISSION = "submission.json"
+"""Written in the submitit folder before waiting: the jobs a waiter is waiting on."""
+
+
+def record_submission(folder: Path, jobs: list[SimulationJob], submitted, resources) -> None:
+    """Before waiting: which Slurm jobs run which SimulationJob, so a rerun after the
+    driver died waits on them (reattach) instead of submitting them again."""
+    atomic_write_json(
+        folder / SUBMISSION,
+        {
+            "job_ids": [str(job.job_id) for job in submitted],
+            "jobs": [asdict(sim) for sim in jobs],
+            "scripts_sha256": [sha256_file(sim.script) for sim in jobs],
+            "resources": asdict(resources),
+        },
+    )
+
+
+def reattach(folder: Path, script_sha256: str) -> tuple[list[SimulationJob], list, Resources]:
+    """The jobs a waiter that died left behind (([], [], None) when there are none).
+
+    Only jobs of the same script are waited on; others are cancelled (their code was
+    replaced) and forgotten."""
+    path = Path(folder) / SUBMISSION
+    try:
+        rec = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return [], [], None
+    path.unlink()
+    if set(rec.get("scripts_sha256") or []) != {script_sha256}:
+        for job_id in rec.get("job_ids") or []:
+            _cancel(job_id)
+        return [], [], None
+    sims = [
+        SimulationJob(**{**d, "env": tuple(tuple(kv) for kv in d.get("env") or ())})
+        for d in rec["jobs"]
+    ]
+    jobs = [submitit.SlurmJob(folder=folder, job_id=j) for j in rec["job_ids"]]
+    return sims, jobs, Resources(**rec["resources"])
+
+
+def wait_and_finish(jobs, submitted, settings, resources, folder: Path) -> list[dict]:
+    """Wait for submitted jobs (job ids printed first), then build their records."""
+    ids = sorted({str(j.job_id).split("_")[0] for j in submitted})
+    print(
+        f"[reprolab] waiting on Slurm job {', '.join(ids)} ({len(submitted)} task(s), "
+        f"name {settings.job_name})",
+        file=sys.__stderr__,
+        flush=True,
+    )
+    array_id = submitted[0].job_id.split("_")[0] if "_" in str(submitted[0].job_id) else None
+    outcomes = wait_slurm(submitted, settings)
+    (folder / SUBMISSION).unlink(missing_ok=True)
+    return [
+        _finish(sim, job, out, settings, resources, array_id)
+        for sim, job, out in zip(jobs, submitted, outcomes, strict=True)
+    ]
+
+
 def submit_all(
     jobs: list[SimulationJob],
     settings: ClusterSettings,
@@ -298,12 +420,8 @@ def submit_all(
             words = " ".join(str(exc).replace("sbatch: error:", "").split())
             refused = Outcome(None, {}, "", failure("submission_refused", words, str(exc)))
             return [_finish(sim, None, refused, settings, resources, None) for sim in jobs]
-        array_id = submitted[0].job_id.split("_")[0] if len(jobs) > 1 else None
-        outcomes = wait_slurm(submitted, settings)
-        return [
-            _finish(sim, job, out, settings, resources, array_id)
-            for sim, job, out in zip(jobs, submitted, outcomes, strict=True)
-        ]
+        record_submission(folder, jobs, submitted, resources)
+        return wait_and_finish(jobs, submitted, settings, resources, folder)
     # Local executors have no array throttle: keep at most max_concurrent running.
     results: list[dict | None] = [None] * len(jobs)
     running: dict[int, object] = {}

@@ -22,6 +22,7 @@ from reprolab.fileio import (
 )
 from reprolab.gates import consent, protocol
 from reprolab.jobs import stage_run
+from reprolab.steps import run_failures
 from reprolab.steps.blocking import block, passed_on_block
 from reprolab.steps.checks import checks_for
 from reprolab.steps.code import code_loop
@@ -81,9 +82,10 @@ def run_with_repairs(run, design_art, stage, code_path, script_path, stage_dir) 
         "physics": run.limits.max_physics_failures,
     }
     repairs, user_rounds = [], 0
+    reruns = run_failures.RerunState()
     while True:
-        kept = stage_dir / "failed_runs" / f"f{len(repairs) + 1}"
-        record = run_once(run, design, stage, code_path, script_path, stage_dir, kept)
+        code = (code_path, script_path)
+        record, kept = settle_run(run, design, stage, code, stage_dir, repairs, reruns)
         kind, feedback = repair_needed(run, record, design_art, code_path, stage_dir)
         if kind is None:
             break
@@ -116,19 +118,47 @@ def run_with_repairs(run, design_art, stage, code_path, script_path, stage_dir) 
         repairs=repairs,
         execution_failures=counts["execution"],
         physics_failures=counts["physics"],
+        resubmits=reruns.resubmits,
     )
     return record
 
 
-def run_once(run, design, stage, code_path, script_path, stage_dir, kept) -> dict:
+def settle_run(run, design, stage, code, stage_dir, repairs, reruns) -> tuple[dict, Path]:
+    """Run the current script until its record is no longer the cluster's or the
+    resources' failure: resubmitted automatically (cancelled, preempted, node
+    failure), rerun at the user's word (timeout, out of memory, ...), or accepted.
+    Returns the record and where a failed run of it is kept."""
+    while True:
+        kept = stage_dir / "failed_runs" / f"f{len(repairs) + 1}"
+        record = run_once(run, design, stage, code, stage_dir, kept, reruns)
+        failure = record.get("failure") or {}
+        if failure.get("action") not in ("resubmit", "ask_user"):
+            return record, kept
+        # Kept first, so that the step resumes after a gate without running it again.
+        if "reused_from" not in record:
+            archive_run(stage_dir / "run", kept, record)
+        why = run_failures.rerun_needed(run, design.stage_id, record, reruns)
+        if why is None:
+            return record, kept
+        repairs.append({"failed_run": str(kept), "kind": why, "feedback": failure["summary"]})
+
+
+def run_once(run, design, stage, code, stage_dir, kept, reruns) -> dict:
     """One run of the current script: a kept run of the same script when this step
-    resumes after a gate, else a new job. The record names the code that ran."""
+    resumes after a gate, else a new job (with the time and memory a rerun gate
+    granted). The record names the code that ran."""
+    code_path, script_path = code
     record = reuse_failed_run(kept, script_path, stage_dir / "run")
     if record is None:
+        sim_cfg = dict(run.config.get("simulation", {}))
+        sim_cfg["memory_safety_factor"] = (
+            float(sim_cfg.get("memory_safety_factor", 2.0)) * reruns.memory_factor
+        )
+        sim_cfg["job_name"] = f"reprolab-{run.paper_id}-{design.stage_id}"
         record = stage_run.run_stage(
             design,
-            stage.runtime_budget_minutes,
-            run.config.get("simulation", {}),
+            stage.runtime_budget_minutes * reruns.time_factor,
+            sim_cfg,
             script_path,
             stage_dir,
         )
