@@ -140,6 +140,10 @@ WRITES = {
             os._exit(0)
         time.sleep(0.5)
     """,
+    "write_into_the_sandbox_root": """
+        import os
+        os.makedirs('/work/anything', exist_ok=True)
+    """,
     "write_into_the_package": f"""
         open({str(bwrap.PACKAGE_DIR / "pwned.py")!r}, 'w').write('print(1)')
     """,

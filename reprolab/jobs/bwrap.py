@@ -156,7 +156,8 @@ def bwrap_command(
     args += ["--bind", workdir, workdir]
     if not Path(script).resolve().is_relative_to(Path(workdir).resolve()):
         args += ["--ro-bind", script, script]
-    return [*args, "--chdir", workdir, "--", *cmd]
+    # The sandbox's own root (a tmpfs holding the mount points) is read-only too.
+    return [*args, "--remount-ro", "/", "--chdir", workdir, "--", *cmd]
 
 
 def with_pmix_dir(box: list[str]) -> list[str]:
