@@ -94,6 +94,9 @@ def slurm_run(slurm_cluster, tmp_path_factory):
             str(wd),
             "--configfile",
             str(wd / "config.yaml"),
+            # An extra --config once replaced the profile's Slurm settings.
+            "--config",
+            "outputs_dir=outputs",
         ],
         capture_output=True,
         text=True,
@@ -137,7 +140,7 @@ def test_every_simulation_ran_as_a_slurm_job_with_its_ranks(slurm_run):
                 assert len({r["pid"] for r in ranks}) == 2
                 assert record["command"][:2] == ["srun", "--mpi=pmix"]
             info = scontrol_job(job["job_id"])[0]
-            assert info["JobName"] == "reprolab-sim"
+            assert info["JobName"] == f"reprolab-{PAPER}-{stage}"  # paper and stage
             assert info["NumTasks"] == str(record["mpi_ranks"]), info
             assert info["JobState"] == "COMPLETED", info
     # Stage 2's design asks for 2 ranks; they ran and saw each other.
@@ -183,7 +186,7 @@ def test_agent_rules_ran_locally(slurm_run):
         if line.startswith("JobId=")
     ]
     since = [j for j in since if int(j["JobId"]) >= first]
-    assert since and {j["JobName"] for j in since} == {"reprolab-sim"}
+    assert since and {j["JobName"] for j in since} == {f"reprolab-{PAPER}-{s}" for s in STAGES}
     assert {j["JobId"] for j in since} == recorded
 
 

@@ -208,3 +208,30 @@ def test_a_run_over_its_time_limit_opens_a_gate_and_reruns_with_twice_the_time(t
     assert json.loads((stage_dir / "failed_runs/f1/result.json").read_text())["job_id"] == first_job
     consent = (run.out_dir / "user_interactions.jsonl").read_text().splitlines()
     assert len(consent) == 1 and json.loads(consent[0])["interaction_type"] == "run_failure"
+
+
+def test_a_cancelled_run_is_diagnosed_as_cancelled_not_as_physics(tmp_path):
+    from reprolab.steps.checks import failure_diagnosis
+
+    record = {
+        "job_id": "77",
+        "failure": {"kind": "cancelled", "summary": "Slurm state CANCELLED", "log_tail": ""},
+    }
+    # What the checks of a run stopped half-way say: the fields had not decayed.
+    result = {
+        "stage_id": "stage1_x",
+        "checks": [
+            {
+                "name": "field_decay",
+                "status": "fail",
+                "value": 1.0,
+                "threshold": "1e-4",
+                "detail": "not decayed",
+            }
+        ],
+    }
+    page = failure_diagnosis(result, record, tmp_path).read_text()
+    assert "cancelled (job 77)" in page and "outside the pipeline" in page
+    assert "stop criterion" not in page
+    code_failure = {"failure": {"kind": "python_exception", "summary": "x"}}
+    assert failure_diagnosis(result, code_failure, tmp_path / "other") is None
