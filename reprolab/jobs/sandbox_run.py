@@ -30,6 +30,8 @@ def record_mpi(workdir: str) -> None:
             "rank": comm.Get_rank(),
             "host": socket.gethostname(),
             "pid": os.getpid(),
+            # srun ranks are separate sandboxes: each may be pid 2 in its own namespace.
+            "pid_ns": _pid_namespace(),
             "slurm_procid": os.environ.get("SLURM_PROCID"),
             "slurm_step_id": os.environ.get("SLURM_STEP_ID"),
         }
@@ -39,6 +41,13 @@ def record_mpi(workdir: str) -> None:
             return
     with open(os.path.join(workdir, MPI_INFO_FILE), "w", encoding="utf-8") as fh:
         json.dump(info, fh)
+
+
+def _pid_namespace() -> str | None:
+    try:
+        return os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return None
 
 
 def main(argv: list[str] | None = None) -> None:
