@@ -267,7 +267,12 @@ def run_job(job: SimulationJob) -> dict:
         if hit:
             dog.violation = {"kind": "disk_quota", "detail": hit}
     if dog.violation:
-        words = f"reprolab sandbox: {dog.violation['detail']}; the whole process tree was killed"
+        # The plain words of failures.classify_failure's patterns, for any reader of the log.
+        plain = {"memory_limit": " (out of memory)", "disk_quota": " (Disk quota exceeded)"}
+        words = (
+            f"reprolab sandbox: {dog.violation['detail']}"
+            f"{plain.get(dog.violation['kind'], '')}; the whole process tree was killed"
+        )
         record["stderr_tail"] = (record["stderr_tail"] + "\n" + words)[-TAIL_CHARS:]
         record["sandbox_failure"] = limits.limit_failure(
             dog.violation["kind"], dog.violation["detail"], record["stderr_tail"]
