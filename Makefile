@@ -3,7 +3,7 @@
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test bench lint format clean
+.PHONY: setup demo test doctor bench lint format clean
 
 setup:
 	@bash scripts/setup.sh
@@ -14,6 +14,9 @@ demo: setup  ## reproduce the bundled example paper offline; prints the report p
 test: setup  ## unit tests + a real Snakemake/Meep run of the example paper
 	@$(BIN)/pytest -q
 
+doctor: setup  ## check this site before a long run (add --slurm: make doctor ARGS=--slurm)
+	@$(BIN)/reprolab doctor $(ARGS)
+
 bench: setup  ## speed and cost numbers -> benchmarks/results/bench.{json,md} (~5 min)
 	$(BIN)/python benchmarks/bench.py
 
@@ -21,7 +24,7 @@ lint: setup
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 	$(BIN)/snakefmt --check Snakefile workflow/rules
-	@# Only lint left: no conda env/container per rule (Meep comes from Debian; see envs/README.md).
+	@# Only lint left: no conda env on the agent rules (only simulate needs Meep; envs/README.md).
 	-$(BIN)/snakemake --lint --configfile config/demo.yaml
 
 format: setup

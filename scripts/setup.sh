@@ -87,6 +87,10 @@ Or set REPROLAB_PYTHON to an interpreter that has them (e.g. after \`module load
 MSG
   exit 1
 fi
+if ! command -v bwrap >/dev/null 2>&1; then
+  echo "setup: note: no bwrap (bubblewrap): simulations will refuse to run until it is" \
+    "installed (as root: apt-get install bubblewrap); .venv/bin/reprolab doctor says more" >&2
+fi
 
 # A venv is rebuilt when it is broken (interrupted creation: no python or no pip)
 # or was made from another interpreter; it is never patched in place then.
