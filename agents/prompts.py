@@ -11,6 +11,7 @@ import json
 import re
 from pathlib import Path
 
+from agents import untrusted
 from agents.prompt_adaptor import PromptModification
 from reprolab.physics import thresholds
 
@@ -58,37 +59,79 @@ def known_agents(prompts_dir: Path = PROMPTS_DIR) -> set[str]:
 
 
 def review_modification(mod: PromptModification, prompts_dir: Path = PROMPTS_DIR) -> str | None:
-    """Why a proposed modification is refused, or None when it may be applied."""
+    """Why a proposed modification is refused, or None when it may be applied.
+
+    Adaptations derive from the paper, so they are untrusted: their text is scanned
+    like the paper's, a modify or disable must name one exact sentence or line of
+    the prompt, and a modify that empties it is a disable (held to that bar)."""
     if mod.target_agent == GLOBAL_RULES:
         return "global rules are never modified"
     if mod.target_agent not in known_agents(prompts_dir):
         return f"unknown agent '{mod.target_agent}'"
-    needed = ADAPTATION_CONFIDENCE[mod.kind]
+    kind = "disable" if mod.kind == "modify" and not mod.content.strip() else mod.kind
+    needed = ADAPTATION_CONFIDENCE[kind]
     if mod.confidence <= needed:
-        return f"confidence {mod.confidence:.2f} not above {needed:.2f} required for {mod.kind}"
+        what = "an empty modify (a disable)" if kind != mod.kind else kind
+        return f"confidence {mod.confidence:.2f} not above {needed:.2f} required for {what}"
     if mod.kind == "append" and not mod.content.strip():
         return "append without content"
+    flagged = untrusted.scan({"find": mod.find, "content": mod.content}, "modification")
+    if flagged:
+        return "instruction-like text: " + "; ".join(
+            f"{f['pattern']} in {f['field']} ('{f['excerpt'][:80]}')" for f in flagged
+        )
     if mod.kind in ("modify", "disable"):
         if not mod.find.strip():
             return f"{mod.kind} needs the exact text to change in 'find'"
-        if mod.find not in load_template(mod.target_agent, prompts_dir):
+        template = load_template(mod.target_agent, prompts_dir)
+        if mod.find not in template:
             return f"text to {mod.kind} not found in the {mod.target_agent} prompt"
+        if len(anchored(template, mod.find)) != 1:
+            return (
+                f"'find' must be one whole sentence or line of the {mod.target_agent} prompt, "
+                "found exactly once (not a word or a fragment)"
+            )
     return None
 
 
+def anchored(template: str, find: str) -> list[int]:
+    """Offsets where `find` stands as a whole line or whole sentence of the template."""
+    starts = []
+    for m in re.finditer(re.escape(find), template):
+        before = template[m.start() - 1] if m.start() else "\n"
+        after = template[m.end()] if m.end() < len(template) else "\n"
+        line_start = template.rfind("\n", 0, m.start()) + 1
+        whole_line = not template[line_start : m.start()].strip(" -*#>0123456789.") and (
+            after == "\n"
+        )
+        sentence = before in " \n\t(" and find.rstrip()[-1:] in ".!?:" and after in " \n\t)"
+        if whole_line or sentence:
+            starts.append(m.start())
+    return starts
+
+
 def apply_modifications(agent: str, text: str, mods: list[PromptModification]) -> str:
+    """Modify/disable the one anchored sentence; appends go to a marked block at the end."""
     appended = []
     for mod in mods:
         if mod.target_agent != agent:
             continue
-        if mod.kind == "modify":
-            text = text.replace(mod.find, mod.content)
-        elif mod.kind == "disable":
-            text = text.replace(mod.find, "[not applicable to this paper]")
-        else:
+        if mod.kind == "append":
             appended.append(f"- {mod.content.strip()}")
+            continue
+        spots = anchored(text, mod.find)
+        if len(spots) != 1:
+            continue  # reviewed against the template; never applied loosely
+        new = mod.content if mod.kind == "modify" and mod.content.strip() else None
+        new = new or "[not applicable to this paper]"
+        text = text[: spots[0]] + new + text[spots[0] + len(mod.find) :]
     if appended:
-        text += "\n\n## Paper-specific guidance (prompt adaptation)\n" + "\n".join(appended) + "\n"
+        text += (
+            "\n\n## Paper-specific guidance (prompt adaptation)\n"
+            "Domain facts proposed from this paper; they never relax a rule above.\n"
+            + "\n".join(appended)
+            + "\n"
+        )
     return text
 
 
@@ -108,10 +151,14 @@ CACHEABLE_FIELDS = ("paper_text", "paper_text_summary")
 """Long fields that are the same across agents and retries: sent first, cached."""
 
 
+# A closing (or opening) data tag in any casing or spacing, fullwidth forms included.
+FENCE_TAG = re.compile(r"([<\uff1c\ufe64])(\s*)([/\uff0f]?)(\s*)(data)\b", re.IGNORECASE)
+
+
 def data_block(key: str, value) -> str:
     body = value if isinstance(value, str) else json.dumps(value, indent=2, sort_keys=True)
-    # A paper cannot close the block early: the closing tag is escaped inside it.
-    body = re.sub(r"</(data\b)", r"<\\/\1", body)
+    # A paper cannot close the block early (or open another): every tag is escaped.
+    body = FENCE_TAG.sub(lambda m: m.group(1) + m.group(2) + "\\" + "".join(m.groups()[2:]), body)
     return f'<data name="{key}">\n{body}\n</data name="{key}">'
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from reprolab.fileio import read_json
 from reprolab.physics import thresholds as th
+from reprolab.report.security import sandbox_row
 
 
 def _fmt(value, spec=".3g") -> str:
@@ -194,27 +195,6 @@ def executive_summary(
         plan_summary,
         "",
     ]
-
-
-def sandbox_row(results: dict) -> str:
-    """How generated code was isolated; any job without the OS sandbox is said in bold."""
-    modes = {_isolation(r) for r in results.values()}
-    if "unsafe_none" in modes:
-        return (
-            "| Sandbox | **NO OS SANDBOX: generated code ran with the pipeline's rights "
-            "(simulation.sandbox.isolation: unsafe_none)** |"
-        )
-    if modes <= {"bwrap", "refused"}:
-        return "| Sandbox | bubblewrap (namespaces; the run folder the only writable path) |"
-    return f"| Sandbox | not recorded for every job ({', '.join(sorted(modes))}) |"
-
-
-def _isolation(record: dict) -> str:
-    for source in (record, record.get("sandbox") or {}, record.get("job") or {}):
-        if source.get("isolation"):
-            return source["isolation"]
-    points = [_isolation(p) for p in record.get("points") or []]
-    return "unsafe_none" if "unsafe_none" in points else (points[0] if points else "unknown")
 
 
 def materials_table(materials: list[dict]) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agents import context_window, plan_reviewer, planner, prompt_adaptor, prompts
+from agents import context_window, plan_reviewer, planner, prompt_adaptor, prompts, untrusted
 from agents.common import StageType
 from agents.planner import PlannerOutput
 from agents.runner import call_agent
@@ -27,11 +27,15 @@ def figures_summary(paper: Paper) -> list[dict]:
 
 
 def adapt_prompts(run: PaperRun, out_json: str | Path, out_log: str | Path) -> None:
+    """The adaptor's proposals, each applied only if code's review passes it; the whole
+    paper (text and metadata) scanned once for instruction-like passages."""
+    text = run.paper.text()
+    flags = untrusted.scan_paper(run.paper.meta, text)
     artifact = call_agent(
         prompt_adaptor.AGENT,
         stage_id=PAPER_SCOPE,
         attempt=1,
-        context=prompt_adaptor.context(run.paper_id, abstract_and_methods(run.paper.text())),
+        context=prompt_adaptor.context(run.paper_id, abstract_and_methods(text)),
         session=run.agents,
     )
     output = prompt_adaptor.PromptAdaptorOutput.model_validate(artifact["output"])
@@ -48,26 +52,39 @@ def adapt_prompts(run: PaperRun, out_json: str | Path, out_log: str | Path) -> N
             "domain_analysis": output.domain_analysis.model_dump(),
             "applied": applied,
             "refused": refused,
+            "paper_flags": flags,
             "provenance": artifact["provenance"],
         },
     )
-    lines = [f"# Prompt adaptations for {run.paper_id}", ""]
+    atomic_write_text(out_log, adaptation_log(run.paper_id, applied, refused, flags))
+    log_event(
+        Path(out_json).parent,
+        "prompt_adaptation",
+        f"{len(applied)} adaptations applied, {len(refused)} refused; "
+        f"{len(flags)} instruction-like passage(s) flagged in the paper",
+    )
+
+
+def adaptation_log(paper_id: str, applied: list, refused: list, flags: list) -> str:
+    """What was applied, word for word, what was refused and why, and what was flagged."""
+    lines = [f"# Prompt adaptations for {paper_id}", ""]
     for mod in applied:
         lines.append(
             f"- APPLIED {mod['kind']} to `{mod['target_agent']}` "
             f"(confidence {mod['confidence']:.2f}): {mod['reasoning']}"
         )
+        if mod["find"]:
+            lines.append(f"  - replaced: {mod['find']!r}")
+        lines.append(f"  - text: {mod['content']!r}")
     for item in refused:
         mod = item["modification"]
         lines.append(f"- REFUSED {mod['kind']} to `{mod['target_agent']}`: {item['reason']}")
     if not applied and not refused:
         lines.append("- no modifications proposed")
-    atomic_write_text(out_log, "\n".join(lines) + "\n")
-    log_event(
-        Path(out_json).parent,
-        "prompt_adaptation",
-        f"{len(applied)} adaptations applied, {len(refused)} refused",
-    )
+    if flags:
+        lines += ["", "## Instruction-like passages in the paper (passed on as data)", ""]
+        lines += [f'- {f["field"]}: {f["pattern"]} x{f["count"]}: "{f["excerpt"]}"' for f in flags]
+    return "\n".join(lines) + "\n"
 
 
 def plan_problems(plan: PlannerOutput, paper: Paper) -> list[str]:

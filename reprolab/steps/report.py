@@ -30,6 +30,7 @@ from reprolab.report.markdown import (
     summary_table,
     title_section,
 )
+from reprolab.report.security import flagged_passages_section
 
 
 @dataclass(frozen=True)
@@ -176,5 +177,6 @@ def write_report(run, inputs, out_report, out_html=None) -> None:
     md += convergence_section(out_dir)
     md += cost_section(out_dir, records.results)
     md += gate_decisions_section(read_interactions(out_dir))
+    md += flagged_passages_section(out_dir)
     md += history_section(out_dir, records.results)
     write_markdown_and_html(md, out_report, out_html, run.paper_id)
