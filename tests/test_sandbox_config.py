@@ -58,6 +58,12 @@ def test_sandbox_settings_checked_naming_the_field():
         sandbox.job_settings({"sandbox": {"isolation": "none"}})
     with pytest.raises(ValueError, match="run_folder_mb is 0"):
         sandbox.job_settings({"sandbox": {"run_folder_mb": 0}})
+    with pytest.raises(
+        ValueError, match=r"min_memory_mb \(9000\) is above .*max_memory_mb \(512\)"
+    ):
+        sandbox.job_settings({"min_memory_mb": 9000, "max_memory_mb": 512})
+    with pytest.raises(ValueError, match="memory_safety_factor is 1e\\+06; valid: above 0, at most 20"):
+        sandbox.job_settings({"memory_safety_factor": 1e6})
     # YAML reads an unquoted `network: off` as false: it means off.
     assert sandbox.network_plan(False, launcher_uses_srun=False)[0] is False
 

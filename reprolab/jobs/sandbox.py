@@ -186,6 +186,18 @@ def job_settings(sim_cfg: dict) -> dict:
     folder_mb = int(cfg.get("run_folder_mb", 4096))
     if folder_mb < 1:
         raise ValueError(f"simulation.sandbox.run_folder_mb is {folder_mb}; valid: 1 or more")
+    lo, hi = int(sim_cfg.get("min_memory_mb", 512)), int(sim_cfg.get("max_memory_mb", 8192))
+    if lo > hi:
+        raise ValueError(
+            f"simulation.min_memory_mb ({lo}) is above simulation.max_memory_mb ({hi}); "
+            "valid: min_memory_mb <= max_memory_mb"
+        )
+    factor = float(sim_cfg.get("memory_safety_factor", 2.0))
+    if not 0 < factor <= 20:
+        raise ValueError(
+            f"simulation.memory_safety_factor is {factor:g}; valid: above 0, at most 20 "
+            "(it multiplies the design's memory estimate)"
+        )
     return {"isolation": isolation, "folder_mb": folder_mb}
 
 
