@@ -4,8 +4,10 @@
 gathers the records; `submit` sends them through submitit (local subprocess or
 Slurm) and waits, cancelling what can never run; `launch` is what runs on the
 worker (MPI launcher, scrubbed environment, captured logs); `sandbox_run` is the
-entry point of every MPI rank; `sandbox` refuses scripts statically and guards
-them at run time; `failures` names every way a job can fail and what to do.
+entry point of every MPI rank; `bwrap` puts every rank behind the OS boundary
+(bubblewrap) and `limits` holds the process tree to its memory, processes, disk and
+time; `sandbox` refuses scripts statically and guards them at run time;
+`failures` names every way a job can fail and what to do.
 
 May import: the core modules (`reprolab.errors`, `fileio`), submitit, and
 `agents.simulation_designer` for the design's type. Never `reprolab.steps`,

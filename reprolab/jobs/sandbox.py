@@ -1,19 +1,22 @@
 """The sandbox for generated simulation code, which is untrusted.
 
-Three layers, each configurable in `simulation.sandbox` of the config:
+The wall is the OS boundary: every rank runs inside bubblewrap with the run folder
+as its only writable path, and limits hold for the whole process tree
+(`reprolab.jobs.bwrap`, `reprolab.jobs.limits`; `simulation.sandbox.isolation`).
+The layers here come first and give the code generator readable reasons; the
+guarantees do not rest on them:
 
 1. `static_problems(code)`: AST checks before anything is submitted. A refused
    script never runs; its reasons go back to code regeneration as problems.
-2. `runtime_guard(workdir)`: installed in every rank by `reprolab.jobs.sandbox_run`
-   before the script starts. A Python audit hook (it cannot be removed from
-   Python code) refuses writes outside the stage's run directory, sockets,
-   subprocesses and `os.system`; the process gets memory and CPU-time rlimits.
-3. `isolate_network(cmd)`: the whole local launch runs in a fresh network
-   namespace (`unshare -n`, loopback only) where the OS allows it. Under
-   `srun` the ranks must reach slurmstepd's PMIx server, so the namespace is
-   not used there and layer 2 is what blocks Python-level network access.
+2. `runtime_guard(workdir)`: a Python audit hook installed in every rank by
+   `reprolab.jobs.sandbox_run` (refuses writes outside the run folder, sockets,
+   subprocesses) and memory/CPU rlimits.
+3. `network_plan`: whether the job gets a network namespace (loopback only): locally
+   yes where the OS allows it; under `srun` with several ranks no, as the ranks reach
+   slurmstepd's PMIx server over TCP. With `isolation: unsafe_none` the namespace is
+   made with `unshare -n` (`isolate_network`).
 
-The environment is scrubbed of secrets by `reprolab.jobs.launch.scrubbed_env`.
+`job_settings` reads the OS sandbox's settings (and checks the memory settings).
 """
 
 from __future__ import annotations
