@@ -46,6 +46,11 @@ def test_unsafe_none_runs_without_the_boundary_and_the_report_says_so(tmp_path, 
     assert "**NO OS SANDBOX" in row
     assert "bubblewrap" in sandbox_row({"stage0": {"sandbox": {"isolation": "bwrap"}}})
     assert "not recorded" in sandbox_row({"stage0": {}})
+    refused = {"command": [], "exit_code": None, "sandbox_problems": ["line 1: ..."]}
+    assert "bubblewrap" in sandbox_row({"s0": {"sandbox": {"isolation": "bwrap"}}, "s1": refused})
+    sweep = {"command": ["/usr/bin/bwrap", "--unshare-user"], "points": [{"index": 0}]}
+    assert "bubblewrap" in sandbox_row({"stage3": sweep})
+    assert "**NO OS SANDBOX" in sandbox_row({"stage3": {**sweep, "command": ["mpirun"]}})
 
 
 def test_sandbox_settings_checked_naming_the_field():
@@ -62,7 +67,9 @@ def test_sandbox_settings_checked_naming_the_field():
         ValueError, match=r"min_memory_mb \(9000\) is above .*max_memory_mb \(512\)"
     ):
         sandbox.job_settings({"min_memory_mb": 9000, "max_memory_mb": 512})
-    with pytest.raises(ValueError, match="memory_safety_factor is 1e\\+06; valid: above 0, at most 20"):
+    with pytest.raises(
+        ValueError, match="memory_safety_factor is 1e\\+06; valid: above 0, at most 20"
+    ):
         sandbox.job_settings({"memory_safety_factor": 1e6})
     # YAML reads an unquoted `network: off` as false: it means off.
     assert sandbox.network_plan(False, launcher_uses_srun=False)[0] is False

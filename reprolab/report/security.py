@@ -16,7 +16,7 @@ def sandbox_row(results: dict) -> str:
             "| Sandbox | **NO OS SANDBOX: generated code ran with the pipeline's rights "
             "(simulation.sandbox.isolation: unsafe_none)** |"
         )
-    if modes <= {"bwrap", "refused"}:
+    if modes <= {"bwrap", "refused", "not_run"}:
         return "| Sandbox | bubblewrap (namespaces; the run folder the only writable path) |"
     return f"| Sandbox | not recorded for every job ({', '.join(sorted(modes))}) |"
 
@@ -26,7 +26,14 @@ def _isolation(record: dict) -> str:
         if source.get("isolation"):
             return source["isolation"]
     points = [_isolation(p) for p in record.get("points") or []]
-    return "unsafe_none" if "unsafe_none" in points else (points[0] if points else "unknown")
+    if "unsafe_none" in points:
+        return "unsafe_none"
+    command = record.get("command") or []
+    if command:  # what actually ran (a sweep's record keeps its first point's command)
+        return "bwrap" if any(Path(str(c)).name == "bwrap" for c in command) else "unsafe_none"
+    if not points and record.get("exit_code") is None and "command" in record:
+        return "not_run"  # refused before it ran (static checks)
+    return points[0] if points else "unknown"
 
 
 def flagged_passages_section(out_dir: Path) -> list[str]:
