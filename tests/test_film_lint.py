@@ -50,3 +50,9 @@ def test_thin_layer_pixels_warns_under_ten():
     assert thin.status == "warn" and thin.value == 8
     thick = film("from meep.materials import Ag", "Ag", "0.001", "0.1")
     assert finding(thick, "lint:thin_layer_pixels").status == "pass"
+
+
+def test_arithmetic_the_lint_cannot_evaluate_is_skipped_not_a_traceback():
+    # (-1) ** 0.5 is complex: the constant is unknown to the lint, the script still linted.
+    code = "import meep as mp\nX = (-1) ** 0.5\nsim = mp.Simulation(resolution=10)\n"
+    assert isinstance(code_findings(code, {"resolution": 10}), list)

@@ -102,7 +102,7 @@ class Consts:
                 return None
             try:
                 return float(_BINOPS[type(node.op)](left, right))
-            except (ZeroDivisionError, OverflowError):
+            except (ZeroDivisionError, OverflowError, TypeError):  # TypeError: complex result
                 return None
         if isinstance(node, ast.Call):
             fn = dotted(node.func)
