@@ -118,37 +118,45 @@ def check_launcher(launcher: str, ranks: int) -> Check:
     )
 
 
-def check_userns(proc_sys: Path = PROC_SYS) -> Check | None:
-    """The kernel settings that forbid unprivileged user namespaces, when one does."""
-    knobs = {
-        "kernel/unprivileged_userns_clone": ("0", "sysctl -w kernel.unprivileged_userns_clone=1"),
-        "user/max_user_namespaces": ("0", "sysctl -w user.max_user_namespaces=15000"),
-        "kernel/apparmor_restrict_unprivileged_userns": (
-            "1",
-            "an AppArmor profile allowing userns for /usr/bin/bwrap, or "
-            "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0",
-        ),
-    }
-    for knob, (forbids, fix) in knobs.items():
+# sysctl switches that keep a user out of user namespaces: (value that forbids, fix,
+# whether it binds root too). AppArmor's switch is consulted only when bwrap fails:
+# distributions that set it ship a profile that lets bwrap through.
+USERNS_SWITCHES = {
+    "user/max_user_namespaces": ("0", "sysctl -w user.max_user_namespaces=15000", True),
+    "kernel/unprivileged_userns_clone": (
+        "0",
+        "sysctl -w kernel.unprivileged_userns_clone=1",
+        False,
+    ),
+}
+APPARMOR_SWITCH = (
+    "kernel/apparmor_restrict_unprivileged_userns",
+    ("1", "an AppArmor profile allowing userns for bwrap, or "
+     "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0", False),
+)  # fmt: skip
+
+
+def userns_switched_off(proc_sys: Path, uid: int, switches: dict) -> tuple[str, str] | None:
+    """(what is off, the administrator's fix) for the first switch that forbids, if any."""
+    for knob, (forbids, fix, binds_root) in switches.items():
         path = proc_sys / knob
         try:
             value = path.read_text().strip()
         except OSError:
             continue  # this kernel has no such switch
-        if value == forbids:
-            return Check(
-                "sandbox",
-                False,
-                f"unprivileged user namespaces are off ({path} is {value})",
+        if value == forbids and (uid != 0 or binds_root):
+            return (
+                f"user namespaces are off for uid {uid} ({path} is {value})",
                 f"an administrator runs: {fix} (and makes it permanent in /etc/sysctl.d/)",
             )
     return None
 
 
-def check_sandbox(needed: bool = True, proc_sys: Path = PROC_SYS) -> Check:
+def check_sandbox(needed: bool = True, proc_sys: Path = PROC_SYS, uid: int | None = None) -> Check:
     """bwrap installed, user namespaces allowed, and the jobs' own bwrap probe passing."""
     from reprolab.jobs import bwrap
 
+    uid = os.getuid() if uid is None else uid
     exe = shutil.which("bwrap")
     if not exe:
         return Check(
@@ -160,12 +168,13 @@ def check_sandbox(needed: bool = True, proc_sys: Path = PROC_SYS) -> Check:
             "simulation.sandbox.isolation: unsafe_none",
             needed,
         )
-    forbidden = check_userns(proc_sys)
-    if forbidden is not None:
-        return Check(forbidden.name, False, forbidden.detail, forbidden.fix, needed)
+    off = userns_switched_off(proc_sys, uid, USERNS_SWITCHES)
+    if off is not None:
+        return Check("sandbox", False, *off, needed)
     usable, why = bwrap.availability()
     if not usable:
-        return Check("sandbox", False, why, bwrap.UNAVAILABLE_HELP, needed)
+        off = userns_switched_off(proc_sys, uid, dict([APPARMOR_SWITCH]))
+        return Check("sandbox", False, *(off or (why, bwrap.UNAVAILABLE_HELP)), needed)
     return Check("sandbox", True, f"{exe} starts processes in new namespaces (user, net, ...)")
 
 
