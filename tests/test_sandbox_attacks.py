@@ -28,7 +28,9 @@ CANARY = "sk-ant-canary-0123456789abcdef"
 def tree_sums(root: Path, skip: Path) -> dict[str, str]:
     sums = {}
     for path in sorted(root.rglob("*")):
-        if skip in path.parents or path == skip:
+        if skip in path.parents or path == skip or path.name == "__pycache__":
+            continue
+        if "__pycache__" in path.parts:
             continue
         key = str(path.relative_to(root))
         sums[key] = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "dir"
@@ -65,9 +67,10 @@ def attack(paper, code: str, **kw) -> dict:
         isolate_network=isolate,
         **kw,
     )
+    package = tree_sums(bwrap.PACKAGE_DIR, skip=bwrap.PACKAGE_DIR / "__pycache__")
     record = run_job(job)
     assert tree_sums(root, run) == before, "something outside the run folder changed"
-    assert not (bwrap.PACKAGE_DIR / "pwned.py").exists()
+    assert tree_sums(bwrap.PACKAGE_DIR, skip=bwrap.PACKAGE_DIR / "__pycache__") == package
     return record
 
 
