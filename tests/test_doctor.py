@@ -203,3 +203,15 @@ def test_no_sbatch(tmp_path, monkeypatch):
     (check,) = doctor.check_slurm({}, 2, 512)
     assert not check.ok and check.detail == "no sbatch on PATH"
     assert "login node" in check.fix
+
+
+@pytest.mark.slurm
+def test_slurm_controller_down(tmp_path, monkeypatch, slurm_cluster):  # noqa: F811
+    # This cluster's configuration, pointing at a controller nobody runs.
+    conf = Path("/etc/slurm/slurm.conf").read_text()
+    conf = re.sub(r"(?m)^SlurmctldHost=.*$", "SlurmctldHost=nowhere(127.0.0.9)", conf)
+    (tmp_path / "slurm.conf").write_text(conf + "SlurmctldPort=6999\n")
+    monkeypatch.setenv("SLURM_CONF", str(tmp_path / "slurm.conf"))
+    (check,) = doctor.check_slurm({}, 2, 512)
+    assert not check.ok and "the Slurm controller does not answer" in check.detail
+    assert "DOWN" in check.detail and "scontrol ping" in check.fix

@@ -73,6 +73,11 @@ def _run(cmd: list[str], timeout: float = 60, **kw) -> subprocess.CompletedProce
         return subprocess.CompletedProcess(cmd, 124, "", f"no answer within {timeout:g} s")
 
 
+def _first_line(text: str) -> str:
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    return lines[0][:300] if lines else "(no message)"
+
+
 def _last_line(text: str) -> str:
     lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
     return lines[-1][:300] if lines else "(no message)"
@@ -254,12 +259,12 @@ def check_slurm(slurm: dict, ranks: int, mem_mb: int) -> list[Check]:
             )
         ]
     ping = _run(["scontrol", "ping"], timeout=30)
-    if "UP" not in ping.stdout:
+    if "is UP" not in ping.stdout:
         return [
             Check(
                 "slurm",
                 False,
-                f"the Slurm controller does not answer: {_last_line(ping.stdout + ping.stderr)}",
+                f"the Slurm controller does not answer: {_first_line(ping.stdout + ping.stderr)}",
                 "ask your site; `scontrol ping` must say UP",
             )
         ]
