@@ -16,6 +16,7 @@ what can be checked (YAML, pins, the definition's sections and packages) and a
 `--sdm conda` dry run shows the simulate rule declares envs/reprolab.yaml.
 """
 
+import grp
 import hashlib
 import json
 import os
@@ -35,6 +36,7 @@ from tests.conftest import EXAMPLE, REPO
 from tests.test_slurm import slurm_cluster  # noqa: F401  (the session's one-node cluster)
 
 USER = "reprolab-user"
+TEAM = "reprolab-team"  # the group of a shared project folder
 PAPER = "silica_bragg_2026"
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 
@@ -308,6 +310,11 @@ def user_demo(request):
     spies(home / "spy")
     (home / "spy" / "calls.log").unlink(missing_ok=True)
     subprocess.run(["chown", "-R", f"{USER}:{USER}", str(repo), str(home / "spy")], check=True)
+    # A shared project folder: outputs/ is a setgid folder of the team, the user a member.
+    subprocess.run(["groupadd", "-f", TEAM], check=True)
+    subprocess.run(["usermod", "-aG", TEAM, USER], check=True)
+    subprocess.run(["chgrp", TEAM, str(repo / "outputs")], check=True)
+    (repo / "outputs").chmod(0o2775)
     # Interrupted venv creation: python is there, pip never got installed.
     half = run_as(
         USER,
@@ -319,7 +326,13 @@ def user_demo(request):
     assert half.returncode == 0 and not (repo / ".venv/bin/pip").exists(), half.stderr
     started = time.time()
     demo = run_as(
-        USER, home, ["make", "demo"], repo, 1500, PIP_NO_INDEX="1", PIP_FIND_LINKS=str(wheels)
+        USER,
+        home,
+        ["sh", "-c", "umask 002 && exec make demo"],  # as README "A shared project folder"
+        repo,
+        1500,
+        PIP_NO_INDEX="1",
+        PIP_FIND_LINKS=str(wheels),
     )
     yield {
         "repo": repo,
@@ -328,7 +341,8 @@ def user_demo(request):
         "demo": demo,
         "seconds": time.time() - started,
     }
-    shutil.rmtree(repo, ignore_errors=True)
+    # Its venv and outputs are thousands of files: removed in the background, not timed.
+    subprocess.Popen(["rm", "-rf", str(repo)], start_new_session=True)
 
 
 @pytest.mark.pipeline
@@ -350,6 +364,14 @@ def test_make_demo_as_an_unprivileged_user(user_demo):
     # Two MPI ranks under mpirun as a user, without --allow-run-as-root.
     two = records["stage2_bragg_mirror"]
     assert two["mpi_ranks"] == 2 and two["mpi"]["size"] == 2, two.get("mpi")
+    # umask 002 in a setgid group folder: the team may read and write every file of the run.
+    files = [p for p in (repo / "outputs" / PAPER).rglob("*") if p.is_file()]
+    not_shared = [
+        f"{oct(p.stat().st_mode & 0o777)} {p.relative_to(repo)}"
+        for p in files
+        if p.stat().st_mode & 0o060 != 0o060 or grp.getgrgid(p.stat().st_gid).gr_name != TEAM
+    ]
+    assert files and not not_shared, not_shared[:20]
     # Each single run went through the OS sandbox (a sweep's record keeps point summaries).
     single = [r for r in records.values() if "points" not in r]
     assert len(single) == 3 and {r["sandbox"]["isolation"] for r in single} == {"bwrap"}
