@@ -12,6 +12,29 @@ sys.path.insert(0, str(REPO))
 os.environ.pop("ANTHROPIC_API_KEY", None)
 
 
+@pytest.fixture(scope="session")
+def offline_example_run(tmp_path_factory) -> Path:
+    """The example paper run to the end once per session (replay provider, local jobs,
+    the material gate auto-approved): the uninterrupted reference several modules
+    compare against. Tests read it; none may change it."""
+    import yaml
+
+    from tests.test_pipeline import snakemake
+
+    wd = tmp_path_factory.mktemp("offline_example")
+    config = {
+        "outputs_dir": "outputs",
+        "papers": [{"paper_dir": str(EXAMPLE), "recordings": str(EXAMPLE / "recordings")}],
+        "provider": {"kind": "replay"},
+        "simulation": {"executor": "local", "max_mpi_ranks": 2},
+        "gates": {"auto_approve": ["material_checkpoint"]},
+    }
+    (wd / "config.yaml").write_text(yaml.safe_dump(config))
+    run = snakemake(wd)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return wd
+
+
 @pytest.fixture
 def example_paper():
     from reprolab.paper import Paper

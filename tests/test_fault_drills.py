@@ -166,11 +166,9 @@ def paper_copy(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def baseline(tmp_path_factory, paper_copy) -> Path:
-    wd = make_workdir(tmp_path_factory.mktemp("baseline"), paper_copy)
-    run = snakemake(wd)
-    assert run.returncode == 0, run.stderr[-3000:]
-    return wd
+def baseline(offline_example_run) -> Path:
+    """The uninterrupted run (the session's shared one: same config, same paper)."""
+    return offline_example_run
 
 
 @pytest.fixture(scope="module")

@@ -106,11 +106,9 @@ def make_workdir(root: Path, provider: dict) -> Path:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
+def runs(tmp_path_factory, offline_example_run):
     root = tmp_path_factory.mktemp("api")
-    offline = make_workdir(root / "offline", {"kind": "replay"})
-    result = snakemake(offline)
-    assert result.returncode == 0, result.stderr[-3000:]
+    offline = offline_example_run  # the same config with the replay provider
     with FakeLLMServer(FromRecordings(EXAMPLE / "recordings")) as server:
         live = make_workdir(
             root / "live",
