@@ -17,6 +17,7 @@ report: "workflow/report/workflow.rst"
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/settings.smk"
 include: "workflow/rules/plan.smk"
 include: "workflow/rules/stages.smk"
 include: "workflow/rules/gates.smk"

@@ -119,6 +119,20 @@ does not change its numbers."""
 
 
 def simulation_params(config: dict) -> dict:
-    """The simulate rule's params: changing one of these reruns the simulation."""
+    """The simulation settings file's content: changing one of these reruns the simulations."""
     sim = config.get("simulation") or {}
     return {key: sim.get(key) for key in SIMULATION_RUN_KEYS}
+
+
+def figure_x_ranges(paper: Paper) -> dict[str, dict]:
+    """Per figure, each digitized curve's x range: what a design's lint reads of the data."""
+    from reprolab.paper import read_xy_csv
+
+    ranges = {}
+    for fig in paper.meta.figures:
+        curves = {}
+        for curve in fig.curves:
+            xs, _ = read_xy_csv(paper.folder / curve.digitized)
+            curves[curve.curve_id] = [min(xs), max(xs)] if xs else []
+        ranges[fig.figure_id] = curves
+    return ranges

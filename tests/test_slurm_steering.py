@@ -19,6 +19,7 @@ from types import SimpleNamespace
 import pytest
 
 from agents.simulation_designer import SimulationDesign
+from reprolab.cli.control import running_jobs
 from reprolab.jobs import stage_run, submit
 from reprolab.settings import paper_run
 from reprolab.steps import run as run_step
@@ -174,6 +175,10 @@ def test_a_killed_driver_is_reattached_to_and_no_point_runs_twice(tmp_path):
         time.sleep(0.1)
     assert not any(_alive(p) for p in waiter), "the old waiter kept waiting"
     assert submission.is_file()
+    # `reprolab status` shows the jobs left running, with ids, state and elapsed time.
+    line = running_jobs(stage)
+    assert line.startswith("simulating: Slurm job") and all(j in line for j in job_ids), line
+    assert "RUNNING 00:" in line or "PENDING" in line, line
     # The rerun waits on the same jobs instead of submitting them again.
     cfg = {"executor": "slurm", "mpi_launcher": SRUN, "job_name": name, "max_concurrent_jobs": 3}
     record = stage_run.run_stage(sweep, 2, cfg, script, stage)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -78,6 +79,11 @@ def run_pipeline(configfile: str, cores: int, extra: list[str]) -> int:
             print(f"reprolab: report: {report.resolve()}")
         else:
             print(f"reprolab: no report yet for {report.parent.name} (see messages above)")
+    if code != 0:
+        # The exact command, so a hint never drops the user's --configfile or options.
+        print(
+            f"reprolab: after answering or fixing what is above, run again: {shlex.join(sys.argv)}"
+        )
     return code
 
 

@@ -370,11 +370,13 @@ def reattach(folder: Path, script_sha256: str) -> tuple[list[SimulationJob], lis
         rec = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return [], [], None
-    path.unlink()
     if set(rec.get("scripts_sha256") or []) != {script_sha256}:
         for job_id in rec.get("job_ids") or []:
             _cancel(job_id)
+        path.unlink()
         return [], [], None
+    # The record stays until the jobs are collected (wait_and_finish): a waiter that
+    # dies again leaves them to the next run as well.
     sims = [
         SimulationJob(**{**d, "env": tuple(tuple(kv) for kv in d.get("env") or ())})
         for d in rec["jobs"]

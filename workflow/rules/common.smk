@@ -4,7 +4,13 @@ import os
 from pathlib import Path
 
 from reprolab.steps.eligibility import HIERARCHY
-from reprolab.settings import apply_executor, paper_entries, simulation_params
+from reprolab.fileio import atomic_write_json
+from reprolab.settings import (
+    apply_executor,
+    figure_x_ranges,
+    paper_entries,
+    simulation_params,
+)
 
 DEBUG = config.get("debug", {}).get("enabled", False)
 if DEBUG:
@@ -19,11 +25,13 @@ OUT = config.get("outputs_dir", "outputs")
 PAPER_OUT = f"{OUT}/{{paper}}"
 STAGE_OUT = f"{OUT}/{{paper}}/stages/{{stage}}"
 AUTO_APPROVE = config.get("gates", {}).get("auto_approve", [])
+SIMULATION_SETTINGS = f"{OUT}/.settings/simulation.json"
 
 
 wildcard_constraints:
     paper=r"[A-Za-z0-9_]+",
     stage=r"stage\d+_[a-z0-9_]+",
+    figure=r"[A-Za-z0-9_]+",
 
 
 def paper_of(wildcards):
@@ -74,19 +82,11 @@ def get_figure_images(wildcards):
     return [str(paper.folder / paper.figure(f).image) for f in stage_figures(wildcards)]
 
 
-def figure_x_ranges(wildcards):
-    """The x range of each of the stage's digitized curves: the design's lint checks the
-    source band covers it. A param, not an input: a changed y value does not redo the
-    design, a changed range does."""
-    from reprolab.paper import read_xy_csv
-
-    paper = paper_of(wildcards)
-    ranges = {}
-    for fig_id in stage_figures(wildcards):
-        for curve in paper.figure(fig_id).curves:
-            xs, _ = read_xy_csv(paper.folder / curve.digitized)
-            ranges[f"{fig_id}/{curve.curve_id}"] = [min(xs), max(xs)] if xs else []
-    return ranges
+def get_figure_x(wildcards):
+    return [
+        f"{OUT}/{wildcards.paper}/.inputs/{f}.x_range.json"
+        for f in stage_figures(wildcards)
+    ]
 
 
 def get_replan_request(wildcards):
@@ -123,15 +123,18 @@ def get_design_inputs(wildcards):
     inputs = {
         "plan": get_plan(wildcards),
         "adaptations": f"{OUT}/{wildcards.paper}/prompt_adaptations.json",
+        "figure_x": get_figure_x(wildcards),
         # A dependency's verdict orders the stages (eligibility reads it) but its rewrite
         # alone (e.g. a changed digitized value re-judged) does not redo this stage;
-        # a redone dependency (new design: invalidate, backtrack) does.
+        # a redone dependency (new design, so new code: invalidate, backtrack, a touched
+        # design.json) does. Its code.json, not design.json: Snakemake does not rerun a
+        # design job for a newer design.json of another stage by mtime alone.
         "deps": [
             ancient(stage_file(wildcards, dep, "verdict.json"))
             for dep in stage["dependencies"]
         ],
-        "dep_designs": [
-            stage_file(wildcards, dep, "design.json") for dep in stage["dependencies"]
+        "dep_code": [
+            stage_file(wildcards, dep, "code.json") for dep in stage["dependencies"]
         ],
     }
     if stage["stage_type"] != "MATERIAL_VALIDATION":
@@ -146,9 +149,7 @@ def get_design_inputs(wildcards):
     inputs["hierarchy"] = [
         ancient(stage_file(wildcards, s, "verdict.json")) for s in lower
     ]
-    inputs["hierarchy_designs"] = [
-        stage_file(wildcards, s, "design.json") for s in lower
-    ]
+    inputs["hierarchy_code"] = [stage_file(wildcards, s, "code.json") for s in lower]
     # Written by a backtrack, the material gate or `reprolab invalidate`: once it is
     # newer than design.json, this stage and all that depend on it rerun.
     invalidation = stage_file(wildcards, wildcards.stage, "invalidation.json")
@@ -157,9 +158,15 @@ def get_design_inputs(wildcards):
     return inputs
 
 
-def get_stage0_verdict(wildcards):
+def get_stage0_for_gate(wildcards):
+    """What the material gate waits for: stage 0's verdict orders it (a re-judged or
+    re-simulated stage 0 does not ask again); stage 0's code, rewritten when stage 0 is
+    redone (a new design), reruns it, and a changed payload then asks again."""
     stage0 = plan_stages(wildcards)[0]["stage_id"]
-    return stage_file(wildcards, stage0, "verdict.json")
+    return {
+        "stage0": ancient(stage_file(wildcards, stage0, "verdict.json")),
+        "stage0_code": stage_file(wildcards, stage0, "code.json"),
+    }
 
 
 def get_gate_decision(wildcards):

@@ -5,8 +5,8 @@ if "material_checkpoint" in AUTO_APPROVE:
 
     rule auto_approve_material:
         input:
+            unpack(get_stage0_for_gate),
             plan=get_plan,
-            stage0=get_stage0_verdict,
         output:
             decision=f"{PAPER_OUT}/gates/material_checkpoint.json",
         log:
@@ -18,8 +18,8 @@ if "material_checkpoint" in AUTO_APPROVE:
 
 rule material_gate:
     input:
+        unpack(get_stage0_for_gate),
         plan=get_plan,
-        stage0=get_stage0_verdict,
         decision=get_gate_decision,
     output:
         validated=f"{PAPER_OUT}/validated_materials.json",

@@ -11,8 +11,6 @@ rule design:
     log:
         f"{STAGE_OUT}/logs/design.log",
     localrule: True
-    params:
-        figure_x=figure_x_ranges,
     script:
         "../scripts/design.py"
 
@@ -37,6 +35,9 @@ rule simulate:
         script=f"{STAGE_OUT}/simulation.py",
         design=f"{STAGE_OUT}/design.json",
         plan=get_plan,
+        # Settings that change what a run is (ranks, memory, a sweep point's time
+        # share): changing one reruns the simulation; executor and launcher do not.
+        settings=SIMULATION_SETTINGS,
     output:
         result=f"{STAGE_OUT}/result.json",
     log:
@@ -44,10 +45,6 @@ rule simulate:
     localrule: True
     conda:
         "../../envs/reprolab.yaml"
-    params:
-        # Settings that change what a run is (ranks, memory, a sweep point's time share):
-        # changing one reruns the simulation; executor and launcher do not.
-        simulation=lambda wildcards: simulation_params(config),
     script:
         "../scripts/simulate.py"
 

@@ -1,0 +1,29 @@
+# Settings that decide what some steps compute, as files whose jobs rerun only when
+# the setting changes (params). A rule output, not an input read at load time: a
+# rerunning job here reaches every consumer, while a newer input file is not seen by
+# jobs downstream of another rerunning job across an ancient() edge (Snakemake masks
+# them), as the stages' dependency edges are.
+
+
+rule simulation_settings:
+    output:
+        settings=SIMULATION_SETTINGS,
+    localrule: True
+    params:
+        # What changes a run (ranks, memory, a sweep point's time share), not where
+        # it runs (executor, launcher, Slurm options).
+        settings=lambda wildcards: simulation_params(config),
+    run:
+        atomic_write_json(output.settings, params.settings)
+
+
+rule figure_x_range:
+    output:
+        x_range=f"{PAPER_OUT}/.inputs/{{figure}}.x_range.json",
+    localrule: True
+    params:
+        # The x range of each of the figure's digitized curves: what a design's lint
+        # reads of the data (a changed y value does not redo a design).
+        x_range=lambda wildcards: figure_x_ranges(paper_of(wildcards))[wildcards.figure],
+    run:
+        atomic_write_json(output.x_range, params.x_range)
