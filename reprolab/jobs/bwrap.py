@@ -120,7 +120,7 @@ def bwrap_command(
         "--unshare-user",
         "--unshare-pid",
         "--unshare-ipc",
-        "--unshare-uts",
+        "--unshare-uts",  # the node's name is kept: MPI session files and records use it
         "--unshare-cgroup-try",
         "--die-with-parent",
         "--new-session",
@@ -131,8 +131,6 @@ def bwrap_command(
         str(os.getgid()),
         "--cap-drop",
         "ALL",
-        "--hostname",
-        "sandbox",
         *([] if share_net else ["--unshare-net"]),
         *_system_binds(),
         "--ro-bind-try",
