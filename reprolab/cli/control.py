@@ -174,6 +174,20 @@ def status_text(config: dict, only: str | None = None) -> str:
     return "\n".join(lines).rstrip()
 
 
+def flagged_lines(out: Path) -> list[str]:
+    """`reprolab status` lines for instruction-like passages found in the paper."""
+    path = out / "prompt_adaptations.json"
+    flags = read_json(path).get("paper_flags", []) if path.is_file() else []
+    lines = [
+        f"  FLAGGED in the paper: {f['pattern']} in {f['field']} ({f['count']}x): "
+        f'"{" ".join(str(f["excerpt"]).split())[:100]}"'
+        for f in flags
+    ]
+    if lines:
+        lines.append(f"    (passed to the agents as data; see {out / 'adaptation_log.md'})")
+    return lines
+
+
 def find_gate(out: Path, gate_id: str) -> protocol.Checkpoint:
     """The open request of this paper's gate; its own fields must name this paper and gate."""
     request = protocol.gate_request_path(out, gate_id)  # refuses an unsafe id first
