@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from reprolab.jobs import bwrap, sandbox
+from reprolab.jobs import bwrap, limits, sandbox
 from reprolab.jobs.launch import SimulationJob, run_job
 
 pytestmark = pytest.mark.skipif(not bwrap.availability()[0], reason=bwrap.availability()[1])
@@ -278,8 +278,7 @@ def test_fork_bomb_is_stopped(paper):
     assert record["runtime_seconds"] < 10
 
 
-def test_memory_balloon_across_processes_is_stopped(paper):
-    code = """
+BALLOON = """
         import ctypes, time
         libc = ctypes.CDLL(None)
         for _ in range(6):
@@ -290,6 +289,10 @@ def test_memory_balloon_across_processes_is_stopped(paper):
             block[i] = 1
         time.sleep(20)
     """
+
+
+def test_memory_balloon_across_processes_is_stopped(paper):
+    code = BALLOON
     record = attack(paper, code, timeout_s=30, memory_mb=400)
     assert record["failure"]["kind"] == "memory_limit", record["failure"]
     assert record["runtime_seconds"] < 15
@@ -305,3 +308,27 @@ def test_disk_fill_is_stopped(paper):
     record = attack(paper, code, timeout_s=30, folder_mb=20)
     assert record["failure"]["kind"] == "disk_quota", record["failure"]
     assert (paper[1] / "fill.bin").stat().st_size <= 20 * 2**20
+
+
+def test_fork_bomb_and_balloon_stopped_by_the_watchdog_where_no_cgroup_can_be_made(
+    paper, monkeypatch
+):
+    monkeypatch.setattr(limits, "PIDS_ROOTS", ())  # a site without a writable pids cgroup
+    record = attack(
+        paper, "import ctypes\nlibc = ctypes.CDLL(None)\nwhile True:\n    libc.fork()\n"
+    )
+    assert record["sandbox"]["pids_cgroup"] is False
+    assert record["failure"]["kind"] == "process_limit", record["failure"]
+    time.sleep(0.5)
+    script = str(paper[1] / "simulation.py").encode()
+    assert not [pid for pid in os.listdir("/proc") if pid.isdigit() and _runs(pid, script)]
+    record = attack(paper, BALLOON, timeout_s=30, memory_mb=400)
+    assert record["failure"]["kind"] == "memory_limit", record["failure"]
+
+
+def _runs(pid: str, script: bytes) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return script in fh.read()
+    except OSError:
+        return False
