@@ -133,9 +133,10 @@ def bwrap_command(
         "ALL",
         *([] if share_net else ["--unshare-net"]),
         *_system_binds(),
+        # hwloc reads the CPU topology; the rest of /sys (DMI serials, devices) stays out.
         "--ro-bind-try",
-        "/sys",
-        "/sys",
+        "/sys/devices/system",
+        "/sys/devices/system",
         "--proc",
         "/proc",
         "--dev",
