@@ -71,6 +71,30 @@ def test_answer_bound_to_paper_gate_and_nonce(tmp_path):
     )
 
 
+def test_an_auto_approval_copied_into_another_paper_is_refused(tmp_path):
+    # The configured auto-approval has no nonce (it is written before the request), but
+    # it names its paper and gate: copied into another paper's gates it is refused.
+    a, b = tmp_path / "paper_a", tmp_path / "paper_b"
+    auto = protocol.Decision(
+        paper_id="paper_a",
+        gate_id="stage1.code_limit",
+        action="approve",
+        sha256="a" * 64,
+        answered_by="config",
+        auto=True,
+    )
+    for out in (a, b):
+        (out / "gates").mkdir(parents=True)
+        (out / "gates/stage1.code_limit.json").write_text(auto.model_dump_json())
+    assert ask(a, "paper_a").auto
+    with pytest.raises(GateError, match="field 'paper_id' is 'paper_a'"):
+        ask(b, "paper_b")
+    unbound = auto.model_dump(exclude={"paper_id", "gate_id"})
+    (a / "gates/stage1.code_limit.json").write_text(json.dumps(unbound))
+    with pytest.raises(GateError, match="field 'paper_id' is None"):
+        ask(a, "paper_a")
+
+
 @pytest.mark.parametrize("bad", ["../../x", "a/b", "..", "x" * 200, ""])
 def test_unsafe_ids_refused_before_any_path(tmp_path, bad):
     with pytest.raises(GateError, match="not valid"):

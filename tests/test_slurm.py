@@ -137,7 +137,8 @@ def test_every_simulation_ran_as_a_slurm_job_with_its_ranks(slurm_run):
             assert sorted(r["rank"] for r in ranks) == list(range(record["mpi_ranks"]))
             if record["mpi_ranks"] > 1:
                 assert sorted(r["slurm_procid"] for r in ranks) == ["0", "1"]
-                assert len({r["pid"] for r in ranks}) == 2
+                # Each srun rank is its own sandbox (both may be pid 2 in their namespace).
+                assert len({(r["pid_ns"], r["pid"]) for r in ranks}) == 2
                 assert record["command"][:2] == ["srun", "--mpi=pmix"]
             info = scontrol_job(job["job_id"])[0]
             assert info["JobName"] == f"reprolab-{PAPER}-{stage}"  # paper and stage

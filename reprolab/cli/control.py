@@ -168,6 +168,7 @@ def status_text(config: dict, only: str | None = None) -> str:
             f"hits, {total.get('replays', 0)} replays); "
             f"simulation time so far: {runtime_s(out):.1f} s"
         )
+        lines += flagged_lines(out)
         if not pending:
             lines.append("  nothing waits on you")
         lines.append("")

@@ -20,9 +20,13 @@ from reprolab.gates.material import (
 from reprolab.gates.protocol import Decision, resolve_gate
 
 
-def auto_approve(plan_path, stage0_verdict, out_decision) -> None:
+def auto_approve(paper_id, plan_path, stage0_verdict, out_decision) -> None:
+    """The configured auto-approval, bound to its paper and gate (no nonce: it is written
+    before the request exists), marked auto so the report says so."""
     payload = material_payload(plan_path, stage0_verdict)
     decision = Decision(
+        paper_id=paper_id,
+        gate_id=MATERIAL_GATE,
         action="approve",
         verdict="approve",
         sha256=payload["sha256"],
