@@ -4,7 +4,7 @@
 `status` shows each paper's stages, what waits on you and how to answer;
 `approve` / `reject` / `edit` answer a gate; `invalidate` marks a stage to be
 redone (with its dependents) by the next run of the same command. What those
-commands do to the files is in `control`.
+commands do to the files is in `control`; `doctor` checks a site before a long run.
 
 May import: anything in `reprolab` (it is the top, beside the workflow); nothing
 imports this package but the `reprolab` console script.

@@ -3,7 +3,8 @@
 `markdown` builds the report's sections from the files (tables, figures side by
 side, checks, convergence, history, cost); `html` turns the markdown into one
 self-contained page (images inlined, no scripts, no network); `plots` draws the
-overlays (matplotlib, loaded only where a plot is drawn). The report step in
+overlays (matplotlib, loaded only where a plot is drawn); `security` says how
+generated code was isolated and lists passages flagged in the paper. The report step in
 `reprolab.steps.report` decides what goes in and in what order.
 
 May import: the core modules (`reprolab.artifacts`, `fileio`, `paper`) and

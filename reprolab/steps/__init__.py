@@ -1,8 +1,8 @@
 """The pipeline's steps: what the workflow scripts call, one module per step family.
 
 `plan` (prompt adaptation, the plan), `design`, `code`, `run` (the simulate step
-with its repair loop), `checks`, `validate`, `compare`, `analyze`, `verdict` and
-`backtrack` (supervisor decisions), `material` (the material gate), `convergence`,
+with its repair loop; `run_failures` for what the cluster stopped), `checks`,
+`validate`, `compare`, `analyze`, `verdict` and `backtrack` (supervisor decisions), `material` (the material gate), `convergence`,
 `debug` (quick-check mode) and `report`; `review` is the author ⇄ reviewer loop
 the plan, design and code share, `eligibility` and `blocking` decide and record
 that a stage may not run, `static` applies the lint to a stage.
