@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 import signal
 
+from reprolab.jobs.limits import LIMIT_FAILURES
+
 FAILURES = {
     "sandbox_refused": ("regenerate_code", "The sandbox refused the script before it ran"),
     "sandbox_violation": ("regenerate_code", "The script tried something the sandbox forbids"),
@@ -33,6 +35,7 @@ FAILURES = {
         "and was cancelled",
     ),
 }
+FAILURES.update(LIMIT_FAILURES)  # the sandbox's limits, each its own kind
 
 
 ACTIONS = ("regenerate_code", "resubmit", "ask_user")
@@ -83,6 +86,8 @@ def failure(kind: str, detail: str, log_tail: str = "") -> dict:
 
 def classify_failure(record: dict, slurm_state: dict | None = None) -> dict | None:
     """None when the run succeeded; otherwise what went wrong, in plain words."""
+    if record.get("sandbox_failure"):
+        return record["sandbox_failure"]  # the sandbox saw the limit crossed: its kind wins
     state = (slurm_state or {}).get("JobState", "")
     restarts = int((slurm_state or {}).get("Restarts", "0") or 0)
     out, err = record.get("stdout_tail", ""), record.get("stderr_tail", "")

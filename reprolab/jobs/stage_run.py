@@ -39,7 +39,7 @@ class SandboxSettings:
     @classmethod
     def from_config(cls, sim_cfg: dict) -> SandboxSettings:
         cfg = dict(sim_cfg.get("sandbox") or {})
-        network = cfg.get("network", "auto")
+        network = sandbox.network_mode(cfg.get("network", "auto"))
         if network not in {"auto", "require", "off"}:
             raise ValueError(
                 f"simulation.sandbox.network is '{network}'; valid: auto, require, off"
@@ -165,6 +165,7 @@ def run_stage(
         else 0,
         sandbox=box.runtime_guard,
         isolate_network=isolate,
+        **sandbox.job_settings(sim_cfg),
     )
     if design.sweep is None:
         job = launch.SimulationJob(workdir=str(workdir), **base)
