@@ -25,6 +25,8 @@ include: "workflow/rules/report.smk"
 
 
 onstart:
+    # One run per outputs folder, even from another working directory.
+    lock_outputs_or_stop(config.get("outputs_dir", "outputs"))
     # The executor is known only once the run starts; steps read this config.
     apply_executor(config, USER_SIMULATION, workflow.executor_plugin.name)
 

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from reprolab.errors import InputFileError, OutputFileError
+from reprolab.errors import InputFileError, OutputFileError, ReproLabError
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -140,3 +140,34 @@ def read_model(path: str | os.PathLike, model: type[M], key: str | None = None) 
             raise InputFileError(path, f"has no top-level field '{key}'")
         data = data[key]
     return validate_as(model, data, path)
+
+
+_HELD_LOCKS: list[int] = []  # open for the whole run: the lock ends with the process
+
+
+def lock_outputs_dir(outputs_dir: str | Path) -> Path:
+    """One run at a time per outputs folder, whatever its working directory: Snakemake's
+    own lock is per working directory, and two runs writing one paper's files would
+    count its cost twice and break each other's steps. Released when the process ends
+    (flock), so a killed run never leaves it behind."""
+    import fcntl
+
+    folder = Path(outputs_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / ".reprolab.lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)  # not inherited by exec'd children
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = path.read_text(encoding="utf-8", errors="replace").strip() or "unknown"
+        os.close(fd)
+        raise ReproLabError(
+            f"{path}: another run is writing to the outputs folder {folder.resolve()} "
+            f"(held by: {holder}). Wait for it to end (reprolab status shows its progress) "
+            "or stop it, then run the same command again; two runs may not share one "
+            "outputs_dir."
+        ) from None
+    os.ftruncate(fd, 0)
+    os.write(fd, f"pid {os.getpid()} in {Path.cwd()}\n".encode())
+    _HELD_LOCKS.append(fd)
+    return path

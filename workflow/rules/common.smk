@@ -1,10 +1,12 @@
 import contextlib
 import json
 import os
+import sys
 from pathlib import Path
 
 from reprolab.steps.eligibility import HIERARCHY
-from reprolab.fileio import atomic_write_json
+from reprolab.errors import ReproLabError
+from reprolab.fileio import atomic_write_json, lock_outputs_dir
 from reprolab.settings import (
     apply_executor,
     figure_x_ranges,
@@ -214,3 +216,12 @@ def all_targets():
     if DEBUG:
         return expand(f"{OUT}/{{paper}}/debug_summary.json", paper=PAPERS)
     return expand(f"{OUT}/{{paper}}/REPRODUCTION_REPORT_{{paper}}.md", paper=PAPERS)
+
+
+def lock_outputs_or_stop(outputs_dir):
+    """Held for the whole run; a second run on the same outputs stops with one line."""
+    try:
+        lock_outputs_dir(outputs_dir)
+    except ReproLabError as err:
+        print(f"[reprolab] {err}", file=sys.stderr)
+        raise SystemExit(1) from None

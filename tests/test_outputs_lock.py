@@ -1,0 +1,74 @@
+"""Two runs may not share one outputs folder, even from different working directories.
+
+Snakemake locks a working directory; ReproLab's own lock is on the outputs folder, so
+a second run from elsewhere stops at once with the folder named and writes nothing.
+"""
+
+import fcntl
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from reprolab.fileio import lock_outputs_dir
+from tests.conftest import EXAMPLE
+from tests.test_pipeline import snakemake
+
+
+def test_a_second_process_cannot_take_a_held_outputs_lock(tmp_path):
+    held = lock_outputs_dir(tmp_path / "shared")
+    other = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            f"from reprolab.fileio import lock_outputs_dir as l; l({str(tmp_path / 'shared')!r})",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert other.returncode != 0
+    assert "another run is writing to the outputs folder" in other.stderr
+    assert f"pid {os.getpid()}" in other.stderr  # who holds it
+    assert held.name == ".reprolab.lock"
+
+
+def test_lock_is_released_when_its_process_ends(tmp_path):
+    code = f"from reprolab.fileio import lock_outputs_dir as l; l({str(tmp_path / 'o')!r})"
+    for _ in range(2):  # the first process ended, so the second takes the lock
+        run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr
+
+
+@pytest.mark.pipeline
+def test_run_from_another_workdir_on_the_same_outputs_stops_before_any_work(tmp_path):
+    shared = tmp_path / "shared_outputs"
+    workdir = tmp_path / "second_workdir"
+    workdir.mkdir()
+    config = {
+        "outputs_dir": str(shared),
+        "papers": [{"paper_dir": str(EXAMPLE)}],
+        "provider": {"kind": "replay"},
+        "gates": {"auto_approve": ["material_checkpoint"]},
+    }
+    (workdir / "config.yaml").write_text(yaml.safe_dump(config))
+    shared.mkdir()
+    # A run elsewhere holds the folder (the lock a running snakemake takes at start).
+    fd = os.open(shared / ".reprolab.lock", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    os.write(fd, b"pid 1 in /elsewhere\n")
+    try:
+        run = snakemake(workdir, "--until", "adapt_prompts")
+        assert run.returncode != 0
+        assert "another run is writing to the outputs folder" in run.stdout + run.stderr
+        assert sorted(p.name for p in shared.iterdir()) == [".reprolab.lock"]
+    finally:
+        os.close(fd)
+    # The stopped run keeps nothing: the lock is free once the holder lets go...
+    fd = os.open(shared / ".reprolab.lock", os.O_RDWR)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    os.close(fd)
+    run = snakemake(workdir, "--until", "adapt_prompts")  # ...and the same command goes on
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert (shared / EXAMPLE.name / "prompt_adaptations.json").is_file()
