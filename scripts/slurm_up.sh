@@ -156,6 +156,9 @@ start_daemon() { # name, pidfile
 }
 # -c: a fresh controller state, so a previous run's jobs do not come back.
 rm -rf /var/spool/slurmctld/* /var/spool/slurmd/*
+# Job ids start again from 1, so PMIx directories a killed slurmd left behind would
+# make a new step with the same id fail ("Cannot create directory ... File exists").
+rm -rf /tmp/spmix_appdir_*
 start_daemon slurmctld "$STATE_DIR/slurmctld.pid"
 start_daemon slurmd "$STATE_DIR/slurmd.pid"
 
