@@ -173,6 +173,11 @@ def test_failures_told_apart(tmp_path):
     ]:
         got = classify_failure(base, state)
         assert (got["kind"], got["action"]) == (kind, action), state
+    # srun's own words when no task could start; it exits 0 all the same.
+    launch = dict(
+        base, exit_code=0, stderr_tail="srun: error: task 0 launch failed: Unspecified error\n"
+    )
+    assert classify_failure(launch)["kind"] == "launch_failed"
 
 
 def test_submitit_local_executor_runs_the_job_in_another_process(tmp_path):

@@ -14,6 +14,7 @@ scancel from outside, a job that would pend for an hour, requests the cluster
 can never satisfy) and check each ends as a classified failure, not a hang.
 """
 
+import contextlib
 import json
 import os
 import subprocess
@@ -330,3 +331,28 @@ def test_requests_slurm_can_never_satisfy_fail_fast_with_the_reason(slurm_cluste
     failure = record["failure"]
     assert failure["kind"] == "submission_refused" and failure["action"] == "ask_user", failure
     assert "memory" in failure["summary"].lower() and record["job_id"] is None, failure
+
+
+def test_tasks_slurm_cannot_start_are_a_launch_failure_not_a_success(slurm_cluster, tmp_path):
+    # srun exits 0 when no task could start (here: PMIx step directories left in /tmp
+    # for the job ids Slurm hands out next). Read as success, "no outputs" would send
+    # correct code back to be regenerated; it is a launch failure, to resubmit.
+    planted = [Path(f"/tmp/spmix_appdir_0_{i}.0") for i in range(1, 2000)]
+    made = [p for p in planted if not p.exists()]
+    try:
+        for p in made:
+            p.mkdir()
+        sim = sleeper(tmp_path, "launch", code="print('never runs')\n")
+        sim = SimulationJob(**{**sim.__dict__, "mpi_ranks": 2})
+        record = submit_bounded(
+            sim, ClusterSettings(executor="slurm"), Resources(2, 512, 2), tmp_path / "submitit"
+        )
+    finally:
+        for p in made:
+            with contextlib.suppress(OSError):
+                p.rmdir()
+    failure = record["failure"]
+    assert failure and failure["kind"] == "launch_failed", record.get("stderr_tail")
+    assert failure["action"] == "resubmit"
+    assert "launch" in failure["summary"]  # srun's own words
+    assert "never runs" not in record["stdout_tail"]

@@ -21,6 +21,7 @@ FAILURES = {
     "nonzero_exit": ("regenerate_code", "The script exited with a non-zero exit code"),
     "cancelled": ("resubmit", "The job was cancelled (by a user or an administrator)"),
     "node_failure": ("resubmit", "The compute node failed while running the job"),
+    "launch_failed": ("resubmit", "Slurm could not start the job's tasks on the node"),
     "preempted": ("resubmit", "The job was preempted by higher-priority work"),
     "job_error": ("ask_user", "The job could not be run (submission or worker error)"),
     "disk_full": ("ask_user", "The disk the simulation writes to is full (or over quota)"),
@@ -123,6 +124,11 @@ def classify_failure(record: dict, slurm_state: dict | None = None) -> dict | No
             f"killed by {killed} from outside the job (or by the kernel's out-of-memory killer)",
             tail,
         )
+    if SRUN_LAUNCH_FAILED.search(err):
+        # srun exits 0 when no task could start (Slurm 22.05): nothing ran, the code is
+        # not to blame, and "no outputs" must not send it back to be regenerated.
+        line = SRUN_LAUNCH_FAILED.search(err).group(0)
+        return failure("launch_failed", f"srun: {line}", tail)
     if code == 0 and not state.startswith(("FAILED", "BOOT_FAIL")):
         if NAN_PATTERNS.search(log):
             return failure("meep_nan", "the log reports NaN/Inf fields", tail)
@@ -141,6 +147,9 @@ def classify_failure(record: dict, slurm_state: dict | None = None) -> dict | No
     return failure("nonzero_exit", f"exit code {code}", tail)
 
 
+SRUN_LAUNCH_FAILED = re.compile(
+    r"task \d+ launch failed[^\n]*|aborted before step completely launched"
+)
 DISK_FULL_PATTERNS = re.compile(r"No space left on device|Disk quota exceeded")
 
 
