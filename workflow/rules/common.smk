@@ -6,7 +6,7 @@ from pathlib import Path
 
 from reprolab.steps.eligibility import HIERARCHY
 from reprolab.errors import ReproLabError
-from reprolab.fileio import atomic_write_json, lock_outputs_dir
+from reprolab.fileio import lock_outputs_dir
 from reprolab.settings import (
     apply_executor,
     figure_x_ranges,

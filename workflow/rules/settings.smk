@@ -12,9 +12,9 @@ rule simulation_settings:
     params:
         # What changes a run (ranks, memory, a sweep point's time share), not where
         # it runs (executor, launcher, Slurm options).
-        settings=lambda wildcards: simulation_params(config),
-    run:
-        atomic_write_json(output.settings, params.settings)
+        value=lambda wildcards: simulation_params(config),
+    script:
+        "../scripts/write_setting.py"
 
 
 rule figure_x_range:
@@ -24,6 +24,6 @@ rule figure_x_range:
     params:
         # The x range of each of the figure's digitized curves: what a design's lint
         # reads of the data (a changed y value does not redo a design).
-        x_range=lambda wildcards: figure_x_ranges(paper_of(wildcards))[wildcards.figure],
-    run:
-        atomic_write_json(output.x_range, params.x_range)
+        value=lambda wildcards: figure_x_ranges(paper_of(wildcards))[wildcards.figure],
+    script:
+        "../scripts/write_setting.py"
