@@ -153,9 +153,17 @@ def lock_outputs_dir(outputs_dir: str | Path) -> Path:
     import fcntl
 
     folder = Path(outputs_dir)
-    folder.mkdir(parents=True, exist_ok=True)
     path = folder / ".reprolab.lock"
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)  # not inherited by exec'd children
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)  # not inherited by exec'd children
+    except OSError as exc:
+        raise OutputFileError(
+            path,
+            f"cannot write in the outputs folder {folder} ({exc.strerror}); nothing was "
+            "written. Make it writable (or set outputs_dir to a folder you can write) and "
+            "run the same command again.",
+        ) from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
