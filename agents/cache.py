@@ -1,8 +1,10 @@
 """Never pay twice: agent calls are content-addressed.
 
 The key covers everything that determines the answer: provider, model, the
-rendered system prompt and user message, the images' bytes and the output
-schema. A rerun with identical inputs is served from disk and makes no API call.
+rendered system prompt and user message, the images' bytes, the output
+schema and the output-token limit (a larger limit may give a different answer).
+Only complete, validated answers are stored: never one cut off at max_tokens.
+A rerun with identical inputs is served from disk and makes no API call.
 """
 
 from __future__ import annotations
@@ -16,8 +18,15 @@ from agents.providers import AgentRequest
 from reprolab.fileio import atomic_write_json, read_json, sha256_bytes, sha256_file
 
 
-def cache_key(provider: str, model: str, request: AgentRequest, output_model: type[BaseModel]):
+def cache_key(
+    provider: str,
+    model: str,
+    request: AgentRequest,
+    output_model: type[BaseModel],
+    max_output_tokens: int = 0,
+):
     content = {
+        "max_output_tokens": max_output_tokens,
         "provider": provider,
         "model": model,
         "system": request.system,

@@ -31,11 +31,12 @@ class ExecutionValidatorOutput(AgentModel):
 
 
 def context(record: dict, expected_outputs: list[str], execution_checks: list[dict]) -> dict:
-    """Only the run's technical record: no code, paper, figures or design."""
+    """Only the run's technical record: no code, paper, figures or design. No wall-clock
+    seconds either: they differ on every run, so the same run would be paid for again
+    (a time-out is named by `failure`)."""
     return {
         "stage_id": record.get("stage_id"),
         "exit_code": record.get("exit_code"),
-        "runtime_seconds": record.get("runtime_seconds"),
         "stdout": record.get("stdout_tail", ""),
         "stderr": record.get("stderr_tail", ""),
         "output_files": [f["name"] for f in record.get("output_files", [])],

@@ -144,7 +144,9 @@ class Ledger:
             atomic_write_json(self.dir / SUMMARY_FILE, summarize(self.entries()))
         return entry
 
-    def check_budget(self, call_id: str) -> None:
+    def check_budget(self, call_id: str, pending: Usage | None = None, model: str = "") -> None:
+        """Refuse the next request once the budget is spent. `pending` is what the call
+        in progress already paid (its earlier rounds), not yet in the ledger."""
         if not self.budget:
             return
         summary = summarize(self.entries())
@@ -154,6 +156,9 @@ class Ledger:
         # money spent.
         spent_tokens = sum(total[k] + replayed[k] for k in asdict(Usage()))
         spent_usd = total["cost_usd"] + replayed["recorded_cost_usd"]
+        if pending is not None:
+            spent_tokens += sum(asdict(pending).values())
+            spent_usd += cost_usd(pending, price_for(model, self.prices)) or 0.0
         over = []
         if "max_tokens" in self.budget and spent_tokens >= self.budget["max_tokens"]:
             over.append(f"{spent_tokens} tokens of max_tokens {self.budget['max_tokens']}")
@@ -169,14 +174,16 @@ class Ledger:
         if over:
             message = (
                 f"budget of paper '{self.dir.name}' is spent ({'; '.join(over)}): "
-                f"{call_id} was not made. Raise provider.budget in the config to go on."
+                f"{call_id} was {'stopped before its next round' if pending else 'not made'}. "
+                "Raise provider.budget in the config to go on."
             )
             atomic_write_json(self.dir / BUDGET_MARKER, {"call_id": call_id, "spent": over})
             raise BudgetExceededError(message)
 
 
-PAID_SOURCES = ("api", "api_invalid")
-"""Calls that reached the provider's API and were billed (an invalid answer is billed too)."""
+PAID_SOURCES = ("api", "api_invalid", "api_failed")
+"""Calls that reached the provider's API and were billed: an invalid answer is billed
+too, and so are the rounds of a call that then ended in an error or the budget."""
 
 
 def summarize(entries: list[dict]) -> dict:
@@ -223,4 +230,18 @@ def summarize(entries: list[dict]) -> dict:
             total["unpriced_calls"] += 1
             if entry["model"] not in total["unpriced_models"]:
                 total["unpriced_models"].append(entry["model"])
+    total["cost_text"] = cost_text(total)
     return {"total": total, "replayed": replayed, "by_agent": by_agent}
+
+
+def cost_text(total: dict) -> str:
+    """Money spent as a reader should see it: an unpriced model is never shown as $0."""
+    if not total.get("unpriced_calls"):
+        return f"${total.get('cost_usd', 0.0):.4f}"
+    unpriced = (
+        f"unpriced ({total['unpriced_calls']} call(s) of {', '.join(total['unpriced_models'])};"
+        " add provider.prices_usd_per_mtok)"
+    )
+    if total.get("cost_usd"):
+        return f"${total['cost_usd']:.4f} + {unpriced}"
+    return unpriced

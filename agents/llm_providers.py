@@ -31,7 +31,9 @@ from agents.providers import (
     AgentRequest,
     Completion,
     InvalidOutputError,
+    ModelRefusedError,
     ProviderError,
+    Spent,
     Usage,
 )
 from reprolab.fileio import describe_validation_error
@@ -43,6 +45,8 @@ BACKOFF_SECONDS = (1, 2, 4, 8, 16)
 MAX_FEEDBACK_RETRIES = 3
 """Times invalid output is sent back with the validation error before asking the user."""
 MAX_RETRY_AFTER_SECONDS = 60
+DEFAULT_OUTPUT_CAP = 64000
+"""A cut-off answer is asked again with twice max_output_tokens, up to this many."""
 CALL_HEADER = "X-ReproLab-Call"
 """Names the call (paper/stage/agent/attempt) for proxies, logs and the test server."""
 
@@ -70,11 +74,19 @@ class Reply:
     """The reply as a message to append when feedback is sent."""
     parse_error: str | None = None
     """Why the tool call's arguments could not be read, if they could not."""
+    stop: str = "ok"
+    """ok, truncated (hit max_tokens), refused, or empty (no content at all)."""
+    stop_detail: str = ""
+    """The API's own words: stop_reason / finish_reason and any refusal text."""
 
 
 def validation_problems(output_model: type[BaseModel], reply: Reply, agent: str) -> list[str]:
     if reply.parse_error:
         return [reply.parse_error]
+    if reply.stop == "empty":
+        return [
+            f"the reply was empty ({reply.stop_detail}); answer by calling `{tool_name(agent)}`"
+        ]
     if reply.arguments is None:
         return [f"answer by calling the tool `{tool_name(agent)}`; no tool call was made"]
     try:
@@ -105,52 +117,107 @@ class ApiProvider:
     retryable: tuple[type[Exception], ...] = ()
     sleep: Callable[[float], None] = staticmethod(time.sleep)
 
-    def __init__(self, model: str, max_output_tokens: int):
+    def __init__(self, model: str, max_output_tokens: int, max_output_tokens_cap: int = 0):
         self.model = model
         self.max_output_tokens = max_output_tokens
+        self.max_output_tokens_cap = max(max_output_tokens, max_output_tokens_cap)
+        """A cut-off answer is asked again with twice the limit, up to this cap."""
 
     # Provider-specific parts.
     def first_messages(self, request: AgentRequest) -> list:
         raise NotImplementedError
 
-    def send(self, request: AgentRequest, messages: list, output_model) -> Reply:
+    def send(self, request: AgentRequest, messages: list, output_model, limit: int) -> Reply:
         raise NotImplementedError
 
     def feedback_messages(self, reply: Reply, problems: list[str]) -> list:
         raise NotImplementedError
 
     # Shared loops.
-    def complete(self, request: AgentRequest, output_model: type[BaseModel]) -> Completion:
+    def complete(
+        self,
+        request: AgentRequest,
+        output_model: type[BaseModel],
+        before_round: Callable[[Usage, str], None] | None = None,
+    ) -> Completion:
+        """The validated output. `before_round(spent_usage, model)` runs before every
+        round after the first (the budget check). Whatever ends the call, the
+        exception carries what was already paid (`exc.spent`)."""
+        state = {"usage": Usage(), "requests": 0, "model": request.model or self.model}
+        try:
+            return self._rounds(request, output_model, before_round, state)
+        except Exception as exc:
+            exc.spent = Spent(state["usage"], state["requests"], state["model"])
+            raise
+
+    def _rounds(self, request, output_model, before_round, state) -> Completion:
         messages = self.first_messages(request)
-        usage, requests = Usage(), 0
-        for feedback_round in range(MAX_FEEDBACK_RETRIES + 1):
-            reply, tries = self.send_with_backoff(request, messages, output_model)
-            usage, requests = usage + reply.usage, requests + tries
+        limit, feedback_rounds = self.max_output_tokens, 0
+        while True:
+            if state["requests"] and before_round is not None:
+                before_round(state["usage"], state["model"])
+            reply = self.send_with_backoff(request, messages, output_model, limit, state)
+            state["usage"] += reply.usage
+            state["model"] = reply.model
+            if reply.stop == "refused":
+                raise ModelRefusedError(
+                    f"{self.name} API: the model refused to answer {request.call_id} "
+                    f"({reply.stop_detail}); nothing usable came back"
+                )
+            if reply.stop == "truncated":
+                if limit >= self.max_output_tokens_cap:
+                    raise self.invalid(
+                        request,
+                        reply,
+                        state,
+                        [
+                            f"the answer was cut off at max_tokens={limit} (the cap, "
+                            "provider.max_output_tokens_cap); raise it to go on"
+                        ],
+                    )
+                limit = min(2 * limit, self.max_output_tokens_cap)
+                log.warning("%s: answer cut off; again with max_tokens=%d", request.call_id, limit)
+                continue  # the same request with room to finish: a cut-off answer is never used
             problems = validation_problems(output_model, reply, request.agent)
             if not problems:
                 output = output_model.model_validate(reply.arguments)
-                return Completion(output, usage, model=reply.model, requests=requests)
+                return Completion(output, state["usage"], reply.model, state["requests"])
             log.warning(
                 "%s: invalid output (round %d): %s",
                 request.call_id,
-                feedback_round + 1,
+                feedback_rounds + 1,
                 "; ".join(problems),
             )
+            if feedback_rounds == MAX_FEEDBACK_RETRIES:
+                raise self.invalid(request, reply, state, problems)
+            feedback_rounds += 1
             messages = messages + self.feedback_messages(reply, problems)
-        raise InvalidOutputError(
+
+    def invalid(self, request, reply: Reply, state: dict, problems: list[str]):
+        return InvalidOutputError(
             f"{request.call_id}: the model's output was still invalid after "
-            f"{MAX_FEEDBACK_RETRIES} rounds of feedback: {'; '.join(problems)}",
+            f"{MAX_FEEDBACK_RETRIES} rounds of feedback: {'; '.join(problems)}"
+            if not problems[0].startswith("the answer was cut off")
+            else f"{request.call_id}: {problems[0]}",
             raw=reply.raw,
             problems=problems,
-            usage=usage,
+            usage=state["usage"],
             model=reply.model,
-            requests=requests,
+            requests=state["requests"],
         )
 
-    def send_with_backoff(self, request: AgentRequest, messages: list, output_model):
+    def malformed(self, request: AgentRequest, what: str) -> ProviderError:
+        return ProviderError(
+            f"{self.name} API: the answer to {request.call_id} is not a model response "
+            f"({what}); check provider.base_url points at the API itself"
+        )
+
+    def send_with_backoff(self, request, messages: list, output_model, limit: int, state: dict):
+        """One round's reply; every HTTP request it made is counted in `state`."""
         for tries, delay in enumerate((*BACKOFF_SECONDS, None), start=1):
+            state["requests"] += 1
             try:
-                return self.send(request, messages, output_model), tries
+                return self.send(request, messages, output_model, limit)
             except self.retryable as exc:
                 if delay is None:
                     raise ProviderError(
@@ -160,6 +227,8 @@ class ApiProvider:
                 wait = max(delay, retry_after_seconds(exc))
                 log.warning("%s: %s, retrying in %.0f s", request.call_id, type(exc).__name__, wait)
                 self.sleep(wait)
+            except json.JSONDecodeError as exc:
+                raise self.malformed(request, f"the body is not JSON: {exc}") from None
             except (anthropic.APIError, openai.APIError) as exc:
                 raise ProviderError(
                     f"{self.name} API refused {request.call_id}: {type(exc).__name__}: {exc}"
@@ -186,8 +255,8 @@ class AnthropicProvider(ApiProvider):
         anthropic.APIConnectionError,  # including timeouts
     )
 
-    def __init__(self, client: anthropic.Anthropic, model: str, max_output_tokens: int):
-        super().__init__(model, max_output_tokens)
+    def __init__(self, client: anthropic.Anthropic, model: str, max_output_tokens: int, cap=0):
+        super().__init__(model, max_output_tokens, cap)
         self.client = client
 
     @classmethod
@@ -198,7 +267,12 @@ class AnthropicProvider(ApiProvider):
             timeout=float(cfg.get("timeout_s", 600)),
             max_retries=0,  # backoff is ours, so it is logged and the same for every provider
         )
-        return cls(client, cfg.get("model", "claude-opus-4-5"), cfg.get("max_output_tokens", 16000))
+        return cls(
+            client,
+            cfg.get("model", "claude-opus-4-5"),
+            cfg.get("max_output_tokens", 16000),
+            cfg.get("max_output_tokens_cap", DEFAULT_OUTPUT_CAP),
+        )
 
     def first_messages(self, request: AgentRequest) -> list:
         content: list[dict] = []
@@ -219,11 +293,11 @@ class AnthropicProvider(ApiProvider):
         content.append({"type": "text", "text": request.user})
         return [{"role": "user", "content": content}]
 
-    def send(self, request: AgentRequest, messages: list, output_model) -> Reply:
+    def send(self, request: AgentRequest, messages: list, output_model, limit: int) -> Reply:
         name = tool_name(request.agent)
         response = self.client.messages.create(
             model=request.model or self.model,
-            max_tokens=self.max_output_tokens,
+            max_tokens=limit,
             system=[
                 {"type": "text", "text": request.system, "cache_control": {"type": "ephemeral"}}
             ],
@@ -238,6 +312,11 @@ class AnthropicProvider(ApiProvider):
             tool_choice={"type": "tool", "name": name},
             extra_headers={CALL_HEADER: request.call_id},
         )
+        if not isinstance(response, anthropic.types.Message) or None in (
+            response.content,
+            response.usage,
+        ):
+            raise self.malformed(request, f"got {str(response)[:80]!r}")
         blocks = []
         call = None
         for block in response.content:
@@ -247,9 +326,12 @@ class AnthropicProvider(ApiProvider):
                 )
                 if block.name == name and call is None:
                     call = block
-            elif block.type == "text":
+            elif block.type == "text" and block.text:
                 blocks.append({"type": "text", "text": block.text})
         u = response.usage
+        stop = {"max_tokens": "truncated", "refusal": "refused"}.get(response.stop_reason, "ok")
+        if stop == "ok" and not blocks:
+            stop = "empty"
         return Reply(
             arguments=call.input if call is not None else None,
             raw=call.input if call is not None else blocks,
@@ -261,7 +343,10 @@ class AnthropicProvider(ApiProvider):
             ),
             model=response.model,
             tool_call_id=call.id if call is not None else None,
-            assistant_message={"role": "assistant", "content": blocks},
+            assistant_message={"role": "assistant", "content": blocks} if blocks else None,
+            stop=stop,
+            stop_detail=f"stop_reason {response.stop_reason}"
+            + "".join(f": {b['text'][:200]}" for b in blocks if b["type"] == "text"),
         )
 
     def feedback_messages(self, reply: Reply, problems: list[str]) -> list:
@@ -269,7 +354,9 @@ class AnthropicProvider(ApiProvider):
             f"- {p}" for p in problems
         )
         if reply.tool_call_id is None:
-            return [reply.assistant_message, {"role": "user", "content": text}]
+            # An empty reply is not echoed back (the API refuses an empty assistant turn).
+            echo = [reply.assistant_message] if reply.assistant_message else []
+            return [*echo, {"role": "user", "content": text}]
         result = {
             "type": "tool_result",
             "tool_use_id": reply.tool_call_id,
@@ -283,8 +370,8 @@ class OpenAICompatibleProvider(ApiProvider):
     name = "openai_compatible"
     retryable = (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError)
 
-    def __init__(self, client: openai.OpenAI, model: str, max_output_tokens: int):
-        super().__init__(model, max_output_tokens)
+    def __init__(self, client: openai.OpenAI, model: str, max_output_tokens: int, cap=0):
+        super().__init__(model, max_output_tokens, cap)
         self.client = client
 
     @classmethod
@@ -301,7 +388,12 @@ class OpenAICompatibleProvider(ApiProvider):
             timeout=float(cfg.get("timeout_s", 600)),
             max_retries=0,
         )
-        return cls(client, cfg["model"], cfg.get("max_output_tokens", 16000))
+        return cls(
+            client,
+            cfg["model"],
+            cfg.get("max_output_tokens", 16000),
+            cfg.get("max_output_tokens_cap", DEFAULT_OUTPUT_CAP),
+        )
 
     def first_messages(self, request: AgentRequest) -> list:
         content: list[dict] = []
@@ -318,11 +410,11 @@ class OpenAICompatibleProvider(ApiProvider):
             {"role": "user", "content": content},
         ]
 
-    def send(self, request: AgentRequest, messages: list, output_model) -> Reply:
+    def send(self, request: AgentRequest, messages: list, output_model, limit: int) -> Reply:
         name = tool_name(request.agent)
         response = self.client.chat.completions.create(
             model=request.model or self.model,
-            max_tokens=self.max_output_tokens,
+            max_tokens=limit,
             messages=messages,
             tools=[
                 {
@@ -337,7 +429,10 @@ class OpenAICompatibleProvider(ApiProvider):
             tool_choice={"type": "function", "function": {"name": name}},
             extra_headers={CALL_HEADER: request.call_id},
         )
-        message = response.choices[0].message
+        if not isinstance(response, openai.types.chat.ChatCompletion) or not response.choices:
+            raise self.malformed(request, f"got {str(response)[:80]!r}")
+        choice = response.choices[0]
+        message = choice.message
         calls = [c for c in (message.tool_calls or []) if c.function.name == name]
         arguments, raw, parse_error = None, message.content, None
         if calls:
@@ -357,7 +452,20 @@ class OpenAICompatibleProvider(ApiProvider):
                     "function": {"name": name, "arguments": calls[0].function.arguments},
                 }
             ]
+        refusal = getattr(message, "refusal", None)
+        stop = {"length": "truncated", "content_filter": "refused"}.get(choice.finish_reason, "ok")
+        if refusal:
+            stop = "refused"
+        elif stop == "ok" and not calls and not message.content:
+            stop = "empty"
         return Reply(
+            stop=stop,
+            stop_detail=f"finish_reason {choice.finish_reason}"
+            + (
+                f": {str(refusal or message.content or '')[:200]}"
+                if refusal or message.content
+                else ""
+            ),
             arguments=arguments,
             raw=raw,
             usage=Usage(
@@ -367,7 +475,7 @@ class OpenAICompatibleProvider(ApiProvider):
             ),
             model=response.model or request.model or self.model,
             tool_call_id=calls[0].id if calls else None,
-            assistant_message=assistant,
+            assistant_message=assistant if calls or message.content else None,
             parse_error=parse_error,
         )
 
@@ -376,7 +484,8 @@ class OpenAICompatibleProvider(ApiProvider):
             f"- {p}" for p in problems
         )
         if reply.tool_call_id is None:
-            return [reply.assistant_message, {"role": "user", "content": text}]
+            echo = [reply.assistant_message] if reply.assistant_message else []
+            return [*echo, {"role": "user", "content": text}]
         return [
             reply.assistant_message,
             {"role": "tool", "tool_call_id": reply.tool_call_id, "content": text},

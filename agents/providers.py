@@ -86,6 +86,17 @@ class Completion:
     model: str
     requests: int = 0
     """HTTP requests this call made (retries and validation feedback included)."""
+    recorded_usage: Usage | None = None
+    """For an answer served from the cache: the usage its paid call had (for recordings)."""
+
+
+@dataclass
+class Spent:
+    """What a call that did not complete had already paid (its rounds so far)."""
+
+    usage: Usage
+    requests: int
+    model: str
 
 
 class RecordingError(ReproLabError):
@@ -94,6 +105,10 @@ class RecordingError(ReproLabError):
 
 class ProviderError(ReproLabError):
     """The model API failed in a way retrying did not fix (or cannot fix)."""
+
+
+class ModelRefusedError(ProviderError):
+    """The model declined to answer (stop_reason refusal / a content filter)."""
 
 
 class InvalidOutputError(GateError):
@@ -122,7 +137,10 @@ class Provider(Protocol):
     model: str
     """Default model; a request's `model` overrides it."""
 
-    def complete(self, request: AgentRequest, output_model: type[BaseModel]) -> Completion: ...
+    def complete(
+        self, request: AgentRequest, output_model: type[BaseModel], before_round=None
+    ) -> Completion:
+        """`before_round(spent_usage, model)` runs before each paid round after the first."""
 
 
 def recording_path(root: Path, stage_id: str, agent: str, attempt: int, round_no: int = 1) -> Path:
@@ -162,7 +180,9 @@ class ReplayProvider:
                 )
         return path, data
 
-    def complete(self, request: AgentRequest, output_model: type[BaseModel]) -> Completion:
+    def complete(
+        self, request: AgentRequest, output_model: type[BaseModel], before_round=None
+    ) -> Completion:
         path, data = self.load(request)
         try:
             output = validate_as(output_model, data["output"], path)

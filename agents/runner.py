@@ -18,6 +18,7 @@ from agents import (
     context_window,
     design_reviewer,
     execution_validator,
+    output_gate,
     physics_sanity,
     plan_reviewer,
     planner,
@@ -40,7 +41,14 @@ from agents.providers import (
 )
 from agents.session import AgentSession
 from reprolab.events import log_event
-from reprolab.fileio import atomic_write_json, atomic_write_text, sha256_bytes, sha256_file
+from reprolab.fileio import (
+    atomic_write_json,
+    atomic_write_text,
+    sha256_bytes,
+    sha256_file,
+    validate_as,
+)
+from reprolab.gates import protocol
 
 OUTPUT_MODELS: dict[str, type[BaseModel]] = {
     prompt_adaptor.AGENT: prompt_adaptor.PromptAdaptorOutput,
@@ -117,7 +125,7 @@ def save_recording(session: AgentSession, request: AgentRequest, completion: Com
         "attempt": request.attempt,
         **({"round": request.round} if request.round > 1 else {}),
         "model": completion.model,
-        "usage": completion.usage.__dict__,
+        "usage": (completion.recorded_usage or completion.usage).__dict__,
         "output": completion.output.model_dump(mode="json"),
     }
     atomic_write_text(path, yaml.safe_dump(body, sort_keys=False, allow_unicode=True, width=100))
@@ -142,13 +150,24 @@ def call_agent(
     def request_for(ctx: dict) -> AgentRequest:
         return build_request(agent, session, stage_id, attempt, ctx, adaptations, images)
 
+    found = output_gate.answers(session.out_dir, request_for({}))
+    if found.notes:  # the user's answers to this call's invalid-output gates
+        context = {**context, "user_feedback": found.notes}
     context, recoveries, estimate = fit_to_window(session, call_id, context, request_for)
     request = request_for(context)
     started = time.monotonic()
-    key, completion = served_from_cache(session, call_id, request, output_model)
-    source = "cache" if completion is not None else live_source(session)
-    if completion is None:
-        completion = ask_provider(session, call_id, request, output_model, key, source, started)
+    if found.edited is not None:
+        completion, source, key = user_edited(session, request, output_model, found), "user", None
+    else:
+        output_gate.still_waiting(found, request)
+        key, completion = served_from_cache(session, call_id, request, output_model)
+        source = "cache" if completion is not None else live_source(session)
+        if completion is None:
+            completion = ask_provider(
+                session, call_id, request, output_model, key, source, started, found.next_n
+            )
+        elif session.record_dir is not None:  # a cached answer is a recording too
+            save_recording(session, request, completion)
     usage_entry = record_usage(session, call_id, request, completion, source, key, started)
     return {
         "output": completion.output.model_dump(mode="json"),
@@ -156,6 +175,15 @@ def call_agent(
             session, request, context, completion, source, key, estimate, recoveries, usage_entry
         ),
     }
+
+
+def user_edited(session, request, output_model, found) -> Completion:
+    """The user's corrected output (a gate's edit), validated like an agent's."""
+    gate = output_gate.gate_id(request, found.next_n)
+    path = protocol.gate_decision_path(session.out_dir, gate)
+    output = validate_as(output_model, found.edited, f"{path} field 'revised_data'")
+    log_event(session.out_dir, "gate_answer", f"{request.call_id}: the user's edit is the output")
+    return Completion(output, Usage(), model="user")
 
 
 def log_suspected_injections(session: AgentSession, call_id: str, context: dict) -> None:
@@ -215,12 +243,23 @@ def served_from_cache(
     """(cache key, the cached completion or None); the key is None without a cache."""
     if session.cache is None:
         return None, None
-    key = cache_key(session.provider.name, request.model, request, output_model)
+    key = cache_key(
+        session.provider.name,
+        request.model,
+        request,
+        output_model,
+        getattr(session.provider, "max_output_tokens", session.max_output_tokens),
+    )
     hit = session.cache.get(key)
     if hit is None:
         return key, None
     log_event(session.out_dir, "agent_cache_hit", f"{call_id}: served from cache", key=key)
-    return key, Completion(output_model.model_validate(hit["output"]), Usage(), model=hit["model"])
+    return key, Completion(
+        output_model.model_validate(hit["output"]),
+        Usage(),
+        model=hit["model"],
+        recorded_usage=Usage.from_mapping(hit.get("usage"), f"cache entry {key}"),
+    )
 
 
 def ask_provider(
@@ -231,13 +270,28 @@ def ask_provider(
     key: str | None,
     source: str,
     started: float,
+    gate_n: int = 1,
 ) -> Completion:
-    """Ask the provider within the budget; cache the answer and record it for replay."""
+    """Ask the provider within the budget (checked before every round); cache the answer
+    and record it for replay. Whatever ends the call, what it paid is in the ledger."""
     session.ledger.check_budget(call_id)
+
+    def before_round(spent: Usage, model: str) -> None:
+        session.ledger.check_budget(call_id, pending=spent, model=model)
+
     try:
-        completion = session.provider.complete(request, output_model)
-    except InvalidOutputError as exc:
-        report_invalid_output(session, call_id, request, exc, started)
+        if source == "replay":  # nothing is paid between a replay's rounds
+            completion = session.provider.complete(request, output_model)
+        else:
+            completion = session.provider.complete(request, output_model, before_round)
+    except Exception as exc:
+        record_spent(session, call_id, request, exc, started)
+        if isinstance(exc, InvalidOutputError):
+            checkpoint = output_gate.open_for(
+                session.out_dir, request, gate_n, exc, session.paper_id
+            )
+            log_event(session.out_dir, "gate", f"opened: {checkpoint.gate_id} ({call_id})")
+            exc.args = (f"{exc}\n{protocol.waiting_message(checkpoint)}",)
         raise
     if key is not None:
         session.cache.put(
@@ -254,37 +308,22 @@ def ask_provider(
     return completion
 
 
-def report_invalid_output(
-    session: AgentSession,
-    call_id: str,
-    request: AgentRequest,
-    exc: InvalidOutputError,
-    started: float,
-) -> None:
-    """Account the spent tokens of an output that failed its schema; ask the user to fix it."""
+def record_spent(session, call_id: str, request: AgentRequest, exc: Exception, started) -> None:
+    """Account the rounds a call paid before it ended without an answer."""
+    spent = getattr(exc, "spent", None)
+    if spent is None or not spent.requests:
+        return
     session.ledger.record(
         call_id=call_id,
         agent=request.agent,
         stage_id=request.stage_id,
         attempt=request.attempt,
         provider=session.provider.name,
-        model=exc.model,
-        source="api_invalid",
-        usage=exc.usage,
-        requests=exc.requests,
+        model=spent.model,
+        source="api_invalid" if isinstance(exc, InvalidOutputError) else "api_failed",
+        usage=spent.usage,
+        requests=spent.requests,
         seconds=time.monotonic() - started,
-    )
-    ask_user_request(
-        session,
-        request,
-        "invalid_agent_output",
-        question=str(exc),
-        problems=exc.problems,
-        raw_output=exc.raw,
-        options={
-            "edit": "write a corrected output (it is validated against the schema)",
-            "reject": "run the agent again with your note as feedback",
-        },
     )
 
 

@@ -32,7 +32,15 @@ def context(
     backtrack_suggestion: dict | None,
     user_interactions: list[dict],
 ) -> dict:
-    """Summaries only: no paper text, raw code or raw data (the seed's least context)."""
+    """Summaries only: no paper text, raw code or raw data (the seed's least context).
+
+    Progress holds the plan's earlier stages only: a later stage's verdict (left from
+    an earlier run) is not an input of this stage, and would change its prompt."""
+    order = list(plan_summary.get("stages") or [])
+    current = current_stage_summary.get("stage_id")
+    if current in order:
+        earlier = set(order[: order.index(current)])
+        progress = [p for p in progress if not isinstance(p, dict) or p.get("stage_id") in earlier]
     return {
         "plan_summary": plan_summary,
         "progress": progress,

@@ -31,6 +31,16 @@ class Reply:
     arguments: dict | str
     """The tool call's input (a str is sent verbatim: malformed JSON for OpenAI)."""
     usage: dict = field(default_factory=dict)
+    stop: str = "tool_use"
+    """Anthropic's stop_reason (max_tokens: cut off; refusal); mapped for OpenAI."""
+
+
+@dataclass
+class Raw:
+    """A 200 answer with this body verbatim (not JSON, or not the API's shape)."""
+
+    body: str
+    content_type: str = "application/json"
 
 
 @dataclass
@@ -48,6 +58,13 @@ class Sleep:
 @dataclass
 class Text:
     text: str
+    """No tool call; an empty text sends no content block at all (an empty reply)."""
+    stop: str = "end_turn"
+    usage: dict = field(default_factory=dict)
+
+
+OPENAI_FINISH = {"tool_use": "tool_calls", "end_turn": "stop", "max_tokens": "length"}
+OPENAI_FINISH["refusal"] = "content_filter"
 
 
 class Script:
@@ -86,10 +103,10 @@ def anthropic_body(action: Reply | Text, request: dict) -> dict:
         "cache_creation_input_tokens": 0,
         "cache_read_input_tokens": 0,
     }
+    usage.update(action.usage)
     if isinstance(action, Text):
-        content = [{"type": "text", "text": action.text}]
+        content = [{"type": "text", "text": action.text}] if action.text else []
     else:
-        usage.update(action.usage)
         content = [
             {
                 "type": "tool_use",
@@ -104,7 +121,7 @@ def anthropic_body(action: Reply | Text, request: dict) -> dict:
         "role": "assistant",
         "model": body["model"],
         "content": content,
-        "stop_reason": "tool_use",
+        "stop_reason": action.stop,
         "stop_sequence": None,
         "usage": usage,
     }
@@ -114,19 +131,20 @@ def openai_body(action: Reply | Text, request: dict) -> dict:
     body = request["json"]
     tool = body["tool_choice"]["function"]["name"]
     message: dict = {"role": "assistant", "content": None}
-    usage = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+    u = action.usage
+    cached = u.get("cache_read_input_tokens", 0)
+    prompt = u.get("input_tokens", 0) + cached
+    usage = {
+        "prompt_tokens": prompt,
+        "completion_tokens": u.get("output_tokens", 0),
+        "total_tokens": prompt + u.get("output_tokens", 0),
+        "prompt_tokens_details": {"cached_tokens": cached},
+    }
     if isinstance(action, Text):
-        message["content"] = action.text
+        message["content"] = action.text or None
+        if action.stop == "refusal":
+            message["refusal"] = action.text
     else:
-        u = action.usage
-        cached = u.get("cache_read_input_tokens", 0)
-        prompt = u.get("input_tokens", 0) + cached
-        usage = {
-            "prompt_tokens": prompt,
-            "completion_tokens": u.get("output_tokens", 0),
-            "total_tokens": prompt + u.get("output_tokens", 0),
-            "prompt_tokens_details": {"cached_tokens": cached},
-        }
         args = action.arguments
         message["tool_calls"] = [
             {
@@ -143,7 +161,7 @@ def openai_body(action: Reply | Text, request: dict) -> dict:
         "object": "chat.completion",
         "created": 0,
         "model": body["model"],
-        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": message}],
+        "choices": [{"index": 0, "finish_reason": OPENAI_FINISH[action.stop], "message": message}],
         "usage": usage,
     }
 
@@ -180,14 +198,19 @@ class FakeLLMServer:
                         {"type": "error", "error": {"type": kind, "message": action.message}},
                     )
                     return
+                if isinstance(action, Raw):
+                    self.send_raw(200, action.body.encode(), action.content_type)
+                    return
                 make = openai_body if self.path.endswith("/chat/completions") else anthropic_body
                 self.send_json(200, make(action, request))
 
             def send_json(self, code: int, payload: dict):
-                data = json.dumps(payload).encode()
+                self.send_raw(code, json.dumps(payload).encode(), "application/json")
+
+            def send_raw(self, code: int, data: bytes, content_type: str):
                 try:
                     self.send_response(code)
-                    self.send_header("content-type", "application/json")
+                    self.send_header("content-type", content_type)
                     self.send_header("content-length", str(len(data)))
                     self.end_headers()
                     self.wfile.write(data)
@@ -212,3 +235,28 @@ class FakeLLMServer:
 
     def count(self, path_suffix: str = "") -> int:
         return sum(r["path"].endswith(path_suffix) for r in self.requests)
+
+
+def session_factory(tmp_path: Path, monkeypatch):
+    """`make(kind, server, **provider)`: an AgentSession whose provider talks to `server`
+    through the real SDK; backoff waits are kept in `make.sleeps` instead of slept."""
+    from agents.session import agent_session
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-real")
+    sleeps: list[float] = []
+
+    def make(kind, server, **provider):
+        cfg = {
+            "kind": kind,
+            "model": "claude-opus-4-5",
+            "base_url": server.url + ("/v1" if kind == "openai_compatible" else ""),
+            "timeout_s": 1.0,
+            **provider,
+        }
+        config = {"outputs_dir": str(tmp_path / "outputs"), "provider": cfg}
+        session = agent_session(config, "p", tmp_path / "outputs" / "p", tmp_path / "rec")
+        session.provider.sleep = sleeps.append  # no real waiting in tests
+        return session
+
+    make.sleeps = sleeps
+    return make

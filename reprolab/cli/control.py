@@ -162,8 +162,9 @@ def status_text(config: dict, only: str | None = None) -> str:
             lines.append("  so far: " + "; ".join(history))
         cost = out / "cost_summary.json"
         total = read_json(cost)["total"] if cost.is_file() else {}
+        spent = total.get("cost_text") or f"${total.get('cost_usd', 0.0):.4f}"
         lines.append(
-            f"  cost so far: ${total.get('cost_usd', 0.0):.4f} spent "
+            f"  cost so far: {spent} spent "
             f"({total.get('paid_calls', 0)} paid calls, {total.get('cache_hits', 0)} cache "
             f"hits, {total.get('replays', 0)} replays); "
             f"simulation time so far: {runtime_s(out):.1f} s"

@@ -1,0 +1,106 @@
+"""An agent whose output stayed invalid: one answerable gate, and what its answer does.
+
+After the feedback rounds are spent the call becomes a gate of the one
+request/decision protocol (`reprolab status` lists it; `reprolab edit` writes a
+corrected output, `reprolab reject --note` asks the agent again with the note).
+The gate binds to the exact prompt: while it is open and the prompt is unchanged,
+a rerun asks nobody and pays nothing; it says again what waits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agents.providers import AgentRequest, InvalidOutputError
+from reprolab.errors import GateError
+from reprolab.fileio import read_model, sha256_bytes
+from reprolab.gates import protocol
+
+KIND = "invalid_agent_output"
+ACTIONS = ["edit", "reject"]
+OPTIONS = [
+    "edit: write the corrected output as JSON (`reprolab edit PAPER GATE --file out.json`); "
+    "it is validated against the agent's schema and used as its answer",
+    "reject: ask the agent again with your note as feedback (`reprolab reject PAPER GATE "
+    "--note '...'`)",
+]
+
+
+def prompt_sha256(request: AgentRequest) -> str:
+    text = request.system + "\n" + request.cache_prefix + "\n" + request.user
+    return sha256_bytes(text.encode())
+
+
+def gate_id(request: AgentRequest, n: int) -> str:
+    """agent_output.<stage>.<agent>.[roundN.]aN[.rK]: one per asking of this call."""
+    base = "agent_output." + request.call_id.split("/", 1)[1].replace("/", ".")
+    return base if n == 1 else f"{base}.r{n}"
+
+
+@dataclass
+class Answers:
+    notes: list[str] = field(default_factory=list)
+    """Notes of answered rejects, oldest first: the agent's feedback."""
+    edited: dict | None = None
+    """An edit's corrected output (validated by the caller)."""
+    open_gate: protocol.Checkpoint | None = None
+    """The gate still waiting for an answer, if any."""
+    next_n: int = 1
+    """The number of the next gate of this call."""
+
+
+def answers(out_dir: Path, base_request: AgentRequest) -> Answers:
+    """What the user answered so far to this call's gates, in order."""
+    result = Answers()
+    n = 1
+    while True:
+        path = protocol.gate_request_path(out_dir, gate_id(base_request, n))
+        if not path.is_file():
+            result.next_n = n
+            return result
+        checkpoint = read_model(path, protocol.Checkpoint)
+        decision = protocol.read_decision(checkpoint)
+        if decision is None:
+            result.open_gate, result.next_n = checkpoint, n
+            return result
+        if decision.action == "edit":
+            result.edited = decision.revised_data or {}
+            return result
+        result.notes.append(decision.note)
+        n += 1
+
+
+def still_waiting(found: Answers, request: AgentRequest) -> None:
+    """Stop without a call while the open gate asks about this very prompt."""
+    cp = found.open_gate
+    if cp is not None and cp.sha256 == prompt_sha256(request):
+        raise GateError(
+            "the agent's last answer to this same prompt was invalid and nothing was asked "
+            "again (it would be paid again).\n" + protocol.waiting_message(cp)
+        )
+
+
+def open_for(
+    out_dir: Path, request: AgentRequest, n: int, exc: InvalidOutputError, paper_id: str
+) -> protocol.Checkpoint:
+    """Write the gate for a call whose output stayed invalid; return it."""
+    sha = prompt_sha256(request)
+    checkpoint = protocol.Checkpoint(
+        gate_id=gate_id(request, n),
+        kind=KIND,
+        paper_id=paper_id,
+        stage_id=request.stage_id,
+        question=(
+            f"agent {request.agent} gave no valid output for {request.call_id} "
+            f"({exc.requests} requests): {'; '.join(exc.problems)[:600]}"
+        ),
+        options=OPTIONS,
+        actions=ACTIONS,
+        sha256=sha,
+        payload={"call_id": request.call_id, "problems": exc.problems, "raw_output": exc.raw},
+        answer_file="",
+        answer_example={"action": "reject", "sha256": sha, "note": "what to change"},
+    )
+    protocol.open_gate(out_dir, checkpoint)
+    return checkpoint
