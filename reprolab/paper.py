@@ -1,45 +1,38 @@
-"""The paper a user asks to reproduce: text, figures and digitized curves."""
+"""The paper a user asks to reproduce: text, figures and digitized curves.
+
+The format is documented in docs/paper-format.md; its JSON schema
+(docs/paper-format.schema.json) is generated from the models here
+(`reprolab paper-schema --write`). A paper folder is checked whole: every problem is
+collected (file, field, what would be valid) before anything is refused.
+"""
 
 from __future__ import annotations
 
 import csv
+import difflib
 import json
+import typing
 from pathlib import Path
+from typing import Any
 
-from pydantic import BaseModel, Field
+import yaml
+from pydantic import BaseModel, ValidationError
 
+from reprolab import units
 from reprolab.errors import InputFileError
-from reprolab.fileio import read_model
+from reprolab.fileio import read_text
+from reprolab.paper_format import (  # noqa: F401 - the format's names, read from here too
+    SCHEMA_PATH,
+    Axis,
+    Curve,
+    Figure,
+    KeyValue,
+    PaperMetadata,
+    paper_schema,
+    schema_text,
+)
 
-
-class Curve(BaseModel):
-    curve_id: str = Field(pattern=r"^[A-Za-z0-9_]+$")
-    """Identifier of the curve within its figure (e.g. `T`)."""
-    label: str
-    """Legend text in the paper."""
-    digitized: str
-    """Path of the digitized CSV (columns `x,y`), relative to the paper folder."""
-
-
-class Figure(BaseModel):
-    figure_id: str = Field(pattern=r"^[A-Za-z0-9_]+$")
-    title: str
-    image: str
-    """Path of the figure image, relative to the paper folder."""
-    x_label: str
-    y_label: str
-    x_quantity: str = "wavelength_um"
-    curves: list[Curve] = Field(min_length=1)
-
-
-class PaperMetadata(BaseModel):
-    paper_id: str = Field(pattern=r"^[A-Za-z0-9_]+$")
-    title: str
-    authors: list[str] = []
-    domain: str
-    paper_text: str
-    """Path of the markdown text, relative to the paper folder."""
-    figures: list[Figure] = Field(min_length=1)
+TODO = "TODO"
 
 
 # Caps on what a paper folder may hand the pipeline (bytes).
@@ -49,61 +42,159 @@ MAX_BYTES = {
     "image": 20 << 20,
     "digitized": 5 << 20,
 }
+MAX_BYTES["supplementary_text"] = MAX_BYTES["paper_text"]
 MAX_JSON_DEPTH = 64
 MAX_JSON_BYTES = 5 << 20
+
+Problem = tuple[str, str]  # (file, what is wrong and what would be valid)
+
+
+def load_yaml(path: Path) -> Any:
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader where built
+    try:
+        return yaml.load(read_text(path), Loader=loader)  # noqa: S506 - a safe loader
+    except yaml.YAMLError as exc:
+        raise InputFileError(path, f"is not valid YAML ({exc})") from None
+
+
+def dotted(loc: tuple) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def todo_fields(data: Any, loc: tuple = ()) -> list[tuple[tuple, str]]:
+    """(location, text) of every value still carrying a TODO marker."""
+    if isinstance(data, dict):
+        return [t for k, v in data.items() for t in todo_fields(v, (*loc, k))]
+    if isinstance(data, list):
+        return [t for i, v in enumerate(data) for t in todo_fields(v, (*loc, i))]
+    return [(loc, data)] if isinstance(data, str) and TODO in data else []
+
+
+def model_at(loc: tuple) -> type[BaseModel] | None:
+    """The model whose field sits at `loc` in PaperMetadata (for did-you-mean)."""
+    model: Any = PaperMetadata
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = model.model_fields.get(part) if isinstance(model, type) else None
+        if field is None:
+            return None
+        model = next(
+            (
+                t
+                for t in [field.annotation, *_flatten(field.annotation)]
+                if isinstance(t, type) and issubclass(t, BaseModel)
+            ),
+            None,
+        )
+    return model
+
+
+def _flatten(tp: Any) -> list:
+    out = []
+    for arg in typing.get_args(tp):
+        out += [arg, *_flatten(arg)]
+    return out
+
+
+def describe(err: dict) -> str:
+    loc = err["loc"]
+    where = dotted(loc) or "(top level)"
+    if err["type"] == "extra_forbidden":
+        model = model_at(loc[:-1])
+        valid = sorted(model.model_fields) if model else []
+        close = difflib.get_close_matches(str(loc[-1]), valid, n=1)
+        hint = f"did you mean '{close[0]}'? " if close else ""
+        return f"field '{where}' is not a field of the paper format; {hint}valid: {valid}"
+    got = err.get("input")
+    shown = repr(got)[:80] if not isinstance(got, dict | list) else type(got).__name__
+    msg = err["msg"].removeprefix("Value error, ")
+    if err["type"] == "missing":
+        return f"field '{where}' is required and missing"
+    return f"field '{where}': {msg} (got {shown})"
+
+
+def metadata_problems(path: Path, data: Any) -> tuple[PaperMetadata | None, list[str]]:
+    """The metadata model, or None, and every problem in it: TODO markers left by
+    `reprolab new-paper`, unknown keys (with a did-you-mean), invalid values."""
+    todos = todo_fields(data)
+    problems = [
+        f"field '{dotted(loc)}' still has a TODO marker ({text!r}): replace it with the "
+        "paper's value (docs/paper-format.md)"
+        for loc, text in todos
+    ]
+    try:
+        return PaperMetadata.model_validate(data), problems
+    except ValidationError as exc:
+        todo_locs = {loc for loc, _ in todos}
+        errors = [e for e in exc.errors() if not any(e["loc"][: len(t)] == t for t in todo_locs)]
+        return None, problems + [describe(e) for e in errors]
+
+
+def consistency_problems(meta: PaperMetadata) -> list[str]:
+    """Identifiers unique, curves bound to axes that exist, key values on real curves."""
+    problems = []
+    ids = [f.figure_id for f in meta.figures]
+    problems += [
+        f"figure_id '{i}' is used twice" for i in sorted({i for i in ids if ids.count(i) > 1})
+    ]
+    for i, fig in enumerate(meta.figures):
+        cids = [c.curve_id for c in fig.curves]
+        for dup in sorted({c for c in cids if cids.count(c) > 1}):
+            problems.append(f"field 'figures[{i}].curves': curve_id '{dup}' is used twice")
+        for j, c in enumerate(fig.curves):
+            if c.y_axis == "right" and fig.y_axes.right is None:
+                problems.append(
+                    f"field 'figures[{i}].curves[{j}].y_axis' is 'right' but figure "
+                    f"'{fig.figure_id}' has no y_axes.right; valid: left, or add y_axes.right"
+                )
+    figs = {f.figure_id: f for f in meta.figures}
+    for k, kv in enumerate(meta.key_values):
+        where = f"field 'key_values[{k}]"
+        if kv.figure is not None and kv.figure not in figs:
+            problems.append(f"{where}.figure' is '{kv.figure}'; valid: {sorted(figs)}")
+        elif kv.figure is not None and kv.curve is not None:
+            valid = [c.curve_id for c in figs[kv.figure].curves]
+            if kv.curve not in valid:
+                problems.append(f"{where}.curve' is '{kv.curve}'; valid: {valid}")
+        if kv.kind != "other" and (kv.figure is None or kv.curve is None):
+            problems.append(f"{where}': kind '{kv.kind}' needs a figure and a curve")
+        if kv.kind == "y_at_x" and kv.x is None:
+            problems.append(f"{where}.x' is required for kind 'y_at_x'")
+    return problems
 
 
 class Paper:
     """A paper folder, validated: every referenced file lies inside it (after symlinks),
-    exists, is within its size cap, and every CSV parses."""
+    exists, is within its size cap, and every CSV parses with its units."""
 
     def __init__(self, folder: str | Path):
         self.folder = Path(folder)
         self.metadata_path = self.folder / "metadata.yaml"
-        check_size(self.metadata_path, MAX_BYTES["metadata.yaml"], "metadata.yaml")
-        self.meta = read_model(self.metadata_path, PaperMetadata)
-        for field, rel in self.referenced_fields():
-            self.confined(field, rel)
-        for fig in self.meta.figures:  # every digitized curve parses, before any work
-            for curve in fig.curves:
-                read_xy_csv(self.folder / curve.digitized)
+        meta, problems = check_folder(self.folder)
+        if problems:
+            path, first = problems[0]
+            more = "".join(f"\n  {p}: {m}" for p, m in problems[1:])
+            extra = f"\n{len(problems) - 1} more problem(s):{more}" if more else ""
+            raise InputFileError(path, first + extra)
+        self.meta = meta
+        self._curves: dict[tuple[str, str], tuple[list[float], list[float]]] = {}
 
     @property
     def paper_id(self) -> str:
         return self.meta.paper_id
 
     def referenced_files(self) -> list[str]:
-        return [rel for _field, rel in self.referenced_fields()]
-
-    def referenced_fields(self) -> list[tuple[str, str]]:
-        """(metadata field, path) of every file the metadata names."""
-        fields = [("paper_text", self.meta.paper_text)]
-        for i, fig in enumerate(self.meta.figures):
-            fields.append((f"figures[{i}].image", fig.image))
-            fields += [
-                (f"figures[{i}].curves[{j}].digitized", c.digitized)
-                for j, c in enumerate(fig.curves)
-            ]
-        return fields
+        return [rel for _field, rel in referenced_fields(self.meta)]
 
     def confined(self, field: str, rel: str) -> Path:
-        """The file a metadata field names, refused unless it lies inside the paper folder."""
-        root = self.folder.resolve()
-        path = (self.folder / rel).resolve()
-        if not path.is_relative_to(root):
-            raise InputFileError(
-                self.metadata_path,
-                f"field '{field}' is '{rel}', which resolves to {path}, outside the paper "
-                f"folder {root}; valid: a file inside the paper folder (no '..', no absolute "
-                "path, no symlink leading out)",
-            )
-        if not path.is_file():
-            raise InputFileError(
-                self.metadata_path,
-                f"field '{field}' refers to '{rel}', which does not exist in {self.folder}",
-            )
-        check_size(path, MAX_BYTES[field.rsplit(".", 1)[-1]], f"field '{field}'")
-        return path
+        problem = confinement_problem(self.folder, field, rel)
+        if problem:
+            raise InputFileError(self.metadata_path, problem)
+        return (self.folder / rel).resolve()
 
     def text(self) -> str:
         path = self.confined("paper_text", self.meta.paper_text)
@@ -123,13 +214,114 @@ class Paper:
         valid = ", ".join(f.figure_id for f in self.meta.figures)
         raise KeyError(f"paper {self.paper_id} has no figure '{figure_id}' (valid: {valid})")
 
-    def curve_data(self, figure_id: str, curve_id: str) -> tuple[list[float], list[float]]:
+    def curve(self, figure_id: str, curve_id: str) -> Curve:
         fig = self.figure(figure_id)
         for curve in fig.curves:
             if curve.curve_id == curve_id:
-                return read_xy_csv(self.folder / curve.digitized)
+                return curve
         valid = ", ".join(c.curve_id for c in fig.curves)
         raise KeyError(f"figure {figure_id} has no curve '{curve_id}' (valid: {valid})")
+
+    def has_data(self, figure_id: str, curve_id: str) -> bool:
+        return self.curve(figure_id, curve_id).digitized is not None
+
+    def curve_data(
+        self, figure_id: str, curve_id: str, x_column: str | None = None
+    ) -> tuple[list[float], list[float]]:
+        """The digitized curve in its axes' units; with `x_column`, a simulation column
+        whose name states a unit (`wavelength_um`, `frequency_THz`), x converted to it
+        (sorted by x: wavelength to frequency reverses the order)."""
+        fig, curve = self.figure(figure_id), self.curve(figure_id, curve_id)
+        if curve.digitized is None:
+            raise KeyError(
+                f"figure {figure_id} curve '{curve_id}' has no digitized data: it is "
+                "compared visually (a qualitative result at most)"
+            )
+        key = (figure_id, curve_id)
+        if key not in self._curves:
+            y_axis = fig.y_axes.right if curve.y_axis == "right" else fig.y_axes.left
+            self._curves[key] = read_curve_csv(self.folder / curve.digitized, fig.x_axis, y_axis)
+        xs, ys = self._curves[key]
+        target = units.column_quantity(x_column) if x_column else None
+        if target is None or target == (fig.x_axis.quantity, fig.x_axis.unit):
+            return list(xs), list(ys)
+        try:
+            xs = units.convert(xs, (fig.x_axis.quantity, fig.x_axis.unit), target)
+        except units.UnitError:
+            return list(xs), list(ys)  # e.g. a free parameter: the column is read as is
+        pairs = sorted(zip(xs, ys, strict=True))
+        return [p[0] for p in pairs], [p[1] for p in pairs]
+
+
+def referenced_fields(meta: PaperMetadata) -> list[tuple[str, str]]:
+    """(metadata field, path) of every file the metadata names."""
+    fields = [("paper_text", meta.paper_text)]
+    for i, fig in enumerate(meta.figures):
+        fields.append((f"figures[{i}].image", fig.image))
+        fields += [
+            (f"figures[{i}].curves[{j}].digitized", c.digitized)
+            for j, c in enumerate(fig.curves)
+            if c.digitized
+        ]
+    fields += [(f"supplementary_text[{i}]", t) for i, t in enumerate(meta.supplementary_text)]
+    fields += [
+        (f"supplementary_figures[{i}].image", f.image)
+        for i, f in enumerate(meta.supplementary_figures)
+    ]
+    return fields
+
+
+def confinement_problem(folder: Path, field: str, rel: str) -> str | None:
+    """Why the file a metadata field names is refused (outside the folder, missing, too
+    big), or None."""
+    root = folder.resolve()
+    path = (folder / rel).resolve()
+    if not path.is_relative_to(root):
+        return (
+            f"field '{field}' is '{rel}', which resolves to {path}, outside the paper "
+            f"folder {root}; valid: a file inside the paper folder (no '..', no absolute "
+            "path, no symlink leading out)"
+        )
+    if not path.is_file():
+        return f"field '{field}' refers to '{rel}', which does not exist in {folder}"
+    cap = MAX_BYTES[field.rsplit(".", 1)[-1].split("[")[0]]
+    size = path.stat().st_size
+    if size > cap:
+        return f"field '{field}' is {size} bytes, over the cap of {cap} bytes ({cap >> 20} MiB)"
+    return None
+
+
+def check_folder(folder: str | Path) -> tuple[PaperMetadata | None, list[Problem]]:
+    """The metadata, and every problem of the paper folder at once (file, message)."""
+    folder = Path(folder)
+    meta_path = folder / "metadata.yaml"
+    if not meta_path.is_file():
+        return None, [(str(meta_path), "file does not exist; a paper folder needs one")]
+    try:
+        check_size(meta_path, MAX_BYTES["metadata.yaml"], "metadata.yaml")
+        data = load_yaml(meta_path)
+    except InputFileError as exc:
+        return None, [(exc.path, exc.problem)]
+    meta, found = metadata_problems(meta_path, data)
+    problems: list[Problem] = [(str(meta_path), m) for m in found]
+    if meta is None:
+        return None, problems
+    problems += [(str(meta_path), m) for m in consistency_problems(meta)]
+    for field, rel in referenced_fields(meta):
+        problem = confinement_problem(folder, field, rel)
+        if problem:
+            problems.append((str(meta_path), problem))
+    bad = {p for p in (m for _f, m in problems)}
+    for fig in meta.figures:
+        for curve in fig.curves:
+            if not curve.digitized or any(f"'{curve.digitized}'" in m for m in bad):
+                continue
+            y_axis = fig.y_axes.right if curve.y_axis == "right" else fig.y_axes.left
+            try:
+                read_curve_csv(folder / curve.digitized, fig.x_axis, y_axis or fig.y_axes.left)
+            except InputFileError as exc:
+                problems.append((exc.path, exc.problem))
+    return meta, problems
 
 
 def check_size(path: Path, cap: int, what: str) -> None:
@@ -180,9 +372,10 @@ def strict_json(text: str, source: str | Path) -> object:
         ) from None
 
 
-def read_xy_csv(path: str | Path) -> tuple[list[float], list[float]]:
-    """Read a digitized curve: header `x,y`, then numeric rows."""
-    path = Path(path)
+def read_csv_rows(
+    path: Path, expect: list[str] | None = None
+) -> tuple[list[str], list[tuple[float, float]]]:
+    """(header, numeric rows) of a two-column CSV, errors naming the line."""
     try:
         with open(path, newline="", encoding="utf-8") as fh:
             rows = list(csv.reader(fh))
@@ -190,20 +383,55 @@ def read_xy_csv(path: str | Path) -> tuple[list[float], list[float]]:
         raise InputFileError(path, f"cannot be read ({exc.strerror})") from None
     except UnicodeDecodeError as exc:
         raise InputFileError(
-            path, f"is not a UTF-8 text CSV (byte {exc.start}: {exc.reason}); expected 'x,y' rows"
+            path, f"is not a UTF-8 text CSV (byte {exc.start}: {exc.reason}); expected x,y rows"
         ) from None
-    if not rows or [c.strip() for c in rows[0]] != ["x", "y"]:
-        raise InputFileError(path, "first line must be the header 'x,y'")
-    xs, ys = [], []
+    if not rows or len(rows[0]) < 2:
+        raise InputFileError(path, "first line must be a header naming the x and y columns")
+    if expect and [c.strip() for c in rows[0][:2]] != expect:
+        raise InputFileError(path, f"first line must be the header '{','.join(expect)}'")
+    data = []
     for lineno, row in enumerate(rows[1:], start=2):
         if not row:
             continue
         try:
-            x, y = float(row[0]), float(row[1])
+            data.append((float(row[0]), float(row[1])))
         except (ValueError, IndexError):
             raise InputFileError(path, f"line {lineno} is not two numbers: {row!r}") from None
-        xs.append(x)
-        ys.append(y)
-    if len(xs) < 2:
+    if len(data) < 2:
         raise InputFileError(path, "needs at least two data rows")
+    return [c.strip() for c in rows[0]], data
+
+
+def read_xy_csv(path: str | Path) -> tuple[list[float], list[float]]:
+    """A digitized curve of the first format: header `x,y`, then numeric rows."""
+    header, data = read_csv_rows(Path(path), expect=["x", "y"])
+    return [r[0] for r in data], [r[1] for r in data]
+
+
+def column_values(path: Path, header: str, axis: Axis, values: list[float]) -> list[float]:
+    """A column in its axis's unit: converted from the unit its header states."""
+    name, unit = units.split_header(header)
+    if unit is None or header in ("x", "y"):
+        return values
+    unit = units.canonical_unit(unit)
+    qty = axis.quantity
+    parsed = units.column_quantity(header)
+    src = parsed if parsed else (qty, unit)
+    if units.check_unit(*src) and qty != units.FREE:
+        raise InputFileError(
+            path,
+            f"column '{header}' states unit '{unit}', not a unit of the axis quantity {qty}; "
+            f"valid: {', '.join(units.valid_units(qty))} (or no unit: the axis's '{axis.unit}')",
+        )
+    try:
+        return units.convert(values, src, (qty, axis.unit))
+    except units.UnitError as exc:
+        raise InputFileError(path, f"column '{header}': {exc}") from None
+
+
+def read_curve_csv(path: Path, x_axis: Axis, y_axis: Axis) -> tuple[list[float], list[float]]:
+    """A digitized curve in its figure's axis units (see Curve.digitized)."""
+    header, data = read_csv_rows(path)
+    xs = column_values(path, header[0], x_axis, [r[0] for r in data])
+    ys = column_values(path, header[1], y_axis, [r[1] for r in data])
     return xs, ys

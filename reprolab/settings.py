@@ -126,13 +126,11 @@ def simulation_params(config: dict) -> dict:
 
 def figure_x_ranges(paper: Paper) -> dict[str, dict]:
     """Per figure, each digitized curve's x range: what a design's lint reads of the data."""
-    from reprolab.paper import read_xy_csv
-
     ranges = {}
     for fig in paper.meta.figures:
         curves = {}
-        for curve in fig.curves:
-            xs, _ = read_xy_csv(paper.folder / curve.digitized)
+        for curve in fig.curves:  # in the axis unit; a curve without data has no range
+            xs = paper.curve_data(fig.figure_id, curve.curve_id)[0] if curve.digitized else []
             curves[curve.curve_id] = [min(xs), max(xs)] if xs else []
         ranges[fig.figure_id] = curves
     return ranges

@@ -101,11 +101,16 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("snakemake_args", nargs=argparse.REMAINDER)
     control.add_commands(sub)
     doctor.add_command(sub)  # `reprolab doctor`: the site checked before a long run
+    from reprolab.cli import paper_tools  # check, check-recordings, new-paper, paper-schema
+
+    paper_tools.add_commands(sub)
     args = parser.parse_args(argv)
     if args.command == "demo":
         return run_pipeline("config/demo.yaml", args.cores, [])
     if args.command == "run":
         return run_pipeline(args.configfile, args.cores, args.snakemake_args)
+    if args.command in paper_tools.COMMANDS:
+        return paper_tools.run(args)
     if args.command == "doctor":
         return doctor.run(args, load_config(args.configfile))
     try:

@@ -114,9 +114,10 @@ def bragg_RT(num_pairs, wavelength_um):
 # ---------------------------------------------------------------------------
 # Writing helpers
 # ---------------------------------------------------------------------------
-def _write_xy(path, x, y, x_decimals=4):
+def _write_xy(path, x, y, header, x_decimals=4):
+    """Header names both columns with units (docs/paper-format.md)."""
     with open(path, "w") as fh:
-        fh.write("x,y\n")
+        fh.write(header + "\n")
         for xi, yi in zip(x, y, strict=True):
             fh.write(f"{xi:.{x_decimals}f},{yi:.4f}\n")
 
@@ -147,7 +148,7 @@ def main():
     lam_dense = np.linspace(*SPECTRUM_BAND_UM, 2001)
 
     # Fig. 1: Sellmeier index of fused silica
-    _write_xy(data_dir / "fig1_n.csv", lam_fig1, sellmeier_n(lam_fig1))
+    _write_xy(data_dir / "fig1_n.csv", lam_fig1, sellmeier_n(lam_fig1), "wavelength_um,n")
     fig, ax = plt.subplots(figsize=(5.0, 3.6))
     ax.plot(lam_dense1, sellmeier_n(lam_dense1), "k-", label="n (Sellmeier)")
     _style(ax, "Wavelength (µm)", "Refractive index n")
@@ -159,8 +160,8 @@ def main():
 
     # Fig. 2: Ta2O5 slab, Airy formula
     t_dig, r_dig = airy_slab(N_H, SLAB_THICKNESS_UM, lam_spec)
-    _write_xy(data_dir / "fig2_T.csv", lam_spec, t_dig)
-    _write_xy(data_dir / "fig2_R.csv", lam_spec, r_dig)
+    _write_xy(data_dir / "fig2_T.csv", lam_spec, t_dig, "wavelength_um,T")
+    _write_xy(data_dir / "fig2_R.csv", lam_spec, r_dig, "wavelength_um,R")
     t_den, r_den = airy_slab(N_H, SLAB_THICKNESS_UM, lam_dense)
     fig, ax = plt.subplots(figsize=(5.0, 3.6))
     ax.plot(lam_dense, t_den, "b-", label="T")
@@ -175,7 +176,7 @@ def main():
 
     # Fig. 3: (HL)^6 H Bragg mirror, transfer matrix
     _, r_dig = bragg_RT(NUM_PAIRS, lam_spec)
-    _write_xy(data_dir / "fig3_R.csv", lam_spec, r_dig)
+    _write_xy(data_dir / "fig3_R.csv", lam_spec, r_dig, "wavelength_um,R")
     _, r_den = bragg_RT(NUM_PAIRS, lam_dense)
     fig, ax = plt.subplots(figsize=(5.0, 3.6))
     ax.plot(lam_dense, r_den, "r-", label="R")
@@ -190,7 +191,7 @@ def main():
 
     # Fig. 4: R(lambda0) versus number of pairs
     r_peak = np.array([bragg_RT(int(n), np.array([LAMBDA0_UM]))[1][0] for n in PAIRS_SWEEP])
-    _write_xy(data_dir / "fig4_Rpeak.csv", PAIRS_SWEEP, r_peak, x_decimals=0)
+    _write_xy(data_dir / "fig4_Rpeak.csv", PAIRS_SWEEP, r_peak, "num_pairs,R", x_decimals=0)
     fig, ax = plt.subplots(figsize=(5.0, 3.6))
     ax.plot(PAIRS_SWEEP, r_peak, "ko-", label="R at λ$_0$")
     _style(ax, "Number of pairs N", "Reflectance R at λ$_0$")

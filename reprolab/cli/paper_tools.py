@@ -1,0 +1,161 @@
+"""Paper-folder commands: `check` (the whole folder, every problem at once),
+`check-recordings` (a replay folder against the agents' models and the plan's
+stages), `new-paper` (a PDF or markdown into a paper-folder skeleton) and
+`paper-schema` (the JSON schema of metadata.yaml, generated from the models)."""
+
+from __future__ import annotations
+
+import difflib
+import re
+import sys
+from pathlib import Path
+
+COMMANDS = ("check", "check-recordings", "new-paper", "paper-schema")
+
+# Author and reviewer: a reviewer's needs_revision at attempt N asks for attempt N+1
+# of both. The agents every stage of the plan calls once at least.
+PAIRS = {
+    "plan_reviewer": "planner",
+    "design_reviewer": "simulation_designer",
+    "code_reviewer": "code_generator",
+    "comparison_validator": "results_analyzer",
+}
+PAPER_AGENTS = ("prompt_adaptor", "planner", "plan_reviewer")
+STAGE_AGENTS = (
+    "simulation_designer",
+    "design_reviewer",
+    "code_generator",
+    "code_reviewer",
+    "execution_validator",
+    "physics_sanity",
+    "results_analyzer",
+    "comparison_validator",
+    "supervisor",
+)
+NAME = re.compile(r"^(?P<agent>[a-z_]+)\.(?:round(?P<round>\d+)\.)?a(?P<attempt>\d+)\.yaml$")
+
+
+def add_commands(sub) -> None:
+    chk = sub.add_parser("check", help="validate a paper folder; list every problem at once")
+    chk.add_argument("paper", help="the paper folder (with metadata.yaml)")
+    rec = sub.add_parser(
+        "check-recordings", help="validate a paper's replay recordings before a run"
+    )
+    rec.add_argument("paper", help="the paper folder (recordings/ inside it)")
+    rec.add_argument("--recordings", help="a recordings folder elsewhere")
+    new = sub.add_parser("new-paper", help="a PDF or markdown file into a paper-folder skeleton")
+    new.add_argument("source", help="the paper as PDF or markdown")
+    new.add_argument("--id", required=True, help="paper id (letters, digits, _)")
+    new.add_argument("--out", help="the folder to create (default papers/ID)")
+    schema = sub.add_parser("paper-schema", help="print the JSON schema of metadata.yaml")
+    schema.add_argument("--write", action="store_true", help="write docs/paper-format.schema.json")
+
+
+def run(args) -> int:
+    if args.command == "check":
+        return print_problems(check_paper(args.paper), f"paper folder {args.paper}")
+    if args.command == "check-recordings":
+        folder = Path(args.recordings or Path(args.paper) / "recordings")
+        return print_problems(check_recordings(folder), f"recordings {folder}")
+    if args.command == "paper-schema":
+        from reprolab.paper import SCHEMA_PATH, schema_text
+
+        if args.write:
+            SCHEMA_PATH.write_text(schema_text(), encoding="utf-8")
+            print(f"reprolab: wrote {SCHEMA_PATH}")
+        else:
+            sys.stdout.write(schema_text())
+        return 0
+    from reprolab.cli.new_paper import new_paper_command
+
+    return new_paper_command(args)
+
+
+def print_problems(problems: list[tuple[str, str]], what: str) -> int:
+    if not problems:
+        print(f"reprolab: {what}: OK")
+        return 0
+    for path, message in problems:
+        print(f"{path}: {message}", file=sys.stderr)
+    print(f"reprolab: {what}: {len(problems)} problem(s), listed above", file=sys.stderr)
+    return 1
+
+
+def check_paper(folder: str | Path) -> list[tuple[str, str]]:
+    from reprolab.paper import check_folder
+
+    return check_folder(folder)[1]
+
+
+def check_recordings(folder: Path) -> list[tuple[str, str]]:
+    """Every missing or invalid recording at once: each file against its agent's model,
+    the stages against the plan the planner's recording makes."""
+    if not folder.is_dir():
+        return [(str(folder), "is not a folder of recordings (docs/replay.md)")]
+    problems: list[tuple[str, str]] = []
+    found: dict[str, dict[tuple[str, int, int], dict]] = {}
+    for stage_dir in sorted(p for p in folder.iterdir() if p.is_dir()):
+        for path in sorted(stage_dir.iterdir()):
+            parsed, problem = read_recording(path, stage_dir.name)
+            if problem:
+                problems.append((str(path), problem))
+            elif parsed is not None:
+                found.setdefault(stage_dir.name, {})[parsed[0]] = parsed[1]
+    plan = found.get("paper", {}).get(("planner", 1, 1))
+    stages = [s["stage_id"] for s in plan["stages"]] if plan else []
+    problems += expected_missing(folder, "paper", PAPER_AGENTS, found.get("paper", {}))
+    for stage in stages:
+        problems += expected_missing(folder, stage, STAGE_AGENTS, found.get(stage, {}))
+    dirs = {p.name for p in folder.iterdir() if p.is_dir()}
+    for name in sorted(dirs - {"paper", *stages}):
+        if plan:
+            problems.append(
+                (str(folder / name), f"is not a stage of the recorded plan; valid: {stages}")
+            )
+    return problems
+
+
+def read_recording(path: Path, stage: str):
+    """((agent, round, attempt), output) of a valid recording, or a problem."""
+    from agents.providers import Usage
+    from agents.runner import OUTPUT_MODELS
+    from reprolab.errors import ReproLabError
+    from reprolab.fileio import read_yaml, validate_as
+
+    m = NAME.match(path.name)
+    if not m or m["agent"] not in OUTPUT_MODELS:
+        agent = path.name.split(".")[0]
+        close = difflib.get_close_matches(agent, list(OUTPUT_MODELS), n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        return None, (
+            f"is not named <agent>.a<attempt>.yaml (or <agent>.round<N>.a<attempt>.yaml) with "
+            f"an agent of {sorted(OUTPUT_MODELS)}{hint}"
+        )
+    agent = m["agent"]
+    try:
+        data = read_yaml(path)
+        if not isinstance(data, dict) or "output" not in data:
+            return None, "has no top-level 'output' field"
+        for key, want in (("agent", agent), ("stage_id", stage)):
+            if data.get(key) != want:
+                return None, f"field '{key}' is {data.get(key)!r}; valid: {want!r}"
+        output = validate_as(OUTPUT_MODELS[agent], data["output"], path)
+        Usage.from_mapping(data.get("usage"), f"{path} field 'usage'")
+    except (ReproLabError, ValueError) as exc:
+        return None, str(exc).removeprefix(f"{path}: ")
+    key = (agent, int(m["round"] or 1), int(m["attempt"]))
+    return (key, output.model_dump(mode="json")), None
+
+
+def expected_missing(folder: Path, stage: str, agents: tuple, found: dict) -> list:
+    """The first attempt of each agent, and the next attempt of author and reviewer
+    wherever a recorded review asked for a revision."""
+    want = {(a, 1, 1): "is missing" for a in agents}
+    for (agent, rnd, attempt), output in found.items():
+        if agent in PAIRS and output.get("verdict") == "needs_revision":
+            why = f"is missing: {agent} attempt {attempt} asked for a revision"
+            want |= {(agent, rnd, attempt + 1): why, (PAIRS[agent], rnd, attempt + 1): why}
+    return [
+        (str(folder / stage / f"{a}.{f'round{r}.' if r > 1 else ''}a{n}.yaml"), want[(a, r, n)])
+        for a, r, n in sorted(set(want) - set(found))
+    ]
