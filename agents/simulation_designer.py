@@ -80,6 +80,9 @@ class SimulationDesign(AgentModel):
     sweep: Sweep | None = None
     """Set for PARAMETER_SWEEP stages that run one simulation per value; None otherwise."""
     new_assumptions: list[Assumption] = []
+    symmetric_outputs: list[Annotated[list[str], Field(min_length=2, max_length=2)]] = []
+    """Pairs of output columns the structure's mirror symmetry makes equal, e.g.
+    `[["T_left", "T_right"]]`; the run-time check compares each pair."""
 
 
 def context(

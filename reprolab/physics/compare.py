@@ -211,6 +211,9 @@ def recompute_comparison(comparison: dict, curves: dict) -> list[str]:
             if "error" in curve:
                 classes.append("FAILURE")
                 continue
+            if curve.get("qualitative"):  # no digitized data: judged by eye, never SUCCESS
+                classes.append("PARTIAL")
+                continue
             if key not in curves:
                 mismatches.append(f"{where}: no raw data to recompute from")
                 continue

@@ -257,6 +257,8 @@ def assumptions_section(
 def _curve_metrics_row(curve: dict) -> str:
     if "error" in curve:
         return f"| {curve['curve_id']} | – | – | – | – | FAILURE: {curve['error']} |"
+    if curve.get("qualitative"):  # no digitized data: the figure is compared by eye
+        return f"| {curve['curve_id']} | – | – | – | – | {curve['classes']} (qualitative) |"
     feats = curve["features"]
     matched = sum(1 for f in feats if f["x_sim"] is not None)
     classes = ", ".join(f"{k}: {v}" for k, v in curve["classes"].items())
@@ -288,7 +290,8 @@ def figure_section(
     md = [
         f"### {fig_id}: {title}",
         "",
-        f"Stage `{stage_id}` · classification **{fig['classification']}**",
+        f"Stage `{stage_id}` · classification **{fig['classification']}**"
+        + " (qualitative: no digitized data, compared visually)" * bool(fig.get("qualitative")),
         "",
         *images,
         "",
@@ -327,7 +330,8 @@ def summary_table(figure_rows: list[tuple]) -> list[str]:
             _fmt(_worst_metric(metrics, key), "%")
             for key in ("rms_rel", "max_abs_rel", "feature_shift_rel")
         )
-        md.append(f"| {fig_id} | {stage_id} | **{fig['classification']}** | {worst} |")
+        qual = " (qualitative: compared visually, no digitized data)" * bool(fig.get("qualitative"))
+        md.append(f"| {fig_id} | {stage_id} | **{fig['classification']}**{qual} | {worst} |")
     md += ["", "Classification thresholds (canonical, `reprolab/physics/thresholds.py`):", ""]
     return [*md, th.format_thresholds_table(), ""]
 

@@ -15,34 +15,34 @@ from reprolab.paper import Paper  # noqa: E402
 
 
 def overlay(paper: Paper, fig_result: dict, out_png: str | Path) -> str:
+    """Paper points and reproduced lines per curve; right-axis curves on a second y
+    axis; a curve without digitized data (qualitative) shows the reproduction alone."""
     fig_meta = paper.figure(fig_result["figure_id"])
-    labels = {c.curve_id: c.label for c in fig_meta.curves}
+    meta = {c.curve_id: c for c in fig_meta.curves}
     fig, ax = plt.subplots(figsize=(6, 4), dpi=100)
+    right = ax.twinx() if fig_meta.y_axes.right else None
+    xs: list[float] = []
     for i, curve in enumerate(fig_result["curves"]):
-        color = f"C{i}"
-        xp, yp = paper.curve_data(fig_meta.figure_id, curve["curve_id"])
-        ax.plot(
-            xp, yp, "o", ms=3, color=color, alpha=0.6, label=f"paper: {labels[curve['curve_id']]}"
-        )
+        color, cid = f"C{i}", curve["curve_id"]
+        on = right if right is not None and meta[cid].y_axis == "right" else ax
+        if meta[cid].digitized:  # in the unit of the simulation's column, as compared
+            xp, yp = paper.curve_data(fig_meta.figure_id, cid, curve.get("x_column"))
+            on.plot(xp, yp, "o", ms=3, color=color, alpha=0.6, label=f"paper: {meta[cid].label}")
+            xs += xp
         if "sim" in curve:
-            ax.plot(
-                curve["sim"]["x"],
-                curve["sim"]["y"],
-                "-",
-                color=color,
-                lw=1.5,
-                label=f"reproduced: {curve['curve_id']}",
-            )
+            sim_x = curve["sim"]["x"]
+            on.plot(sim_x, curve["sim"]["y"], "-", color=color, lw=1.5, label=f"reproduced: {cid}")
+            xs += [] if meta[cid].digitized else list(sim_x)
     ax.set_xlabel(fig_meta.x_label)
-    ax.set_ylabel(fig_meta.y_label)
-    ax.set_title(f"{fig_meta.figure_id}: {fig_result['classification']}")
-    xs = [
-        x
-        for c in fig_result["curves"]
-        for x in paper.curve_data(fig_meta.figure_id, c["curve_id"])[0]
-    ]
-    ax.set_xlim(min(xs), max(xs))
-    ax.legend(fontsize=8)
+    ax.set_ylabel(fig_meta.y_axes.left.label)
+    if right is not None:
+        right.set_ylabel(fig_meta.y_axes.right.label)
+    qualitative = " (qualitative: no digitized data)" if fig_result.get("qualitative") else ""
+    ax.set_title(f"{fig_meta.figure_id}: {fig_result['classification']}{qualitative}")
+    if xs:
+        ax.set_xlim(min(xs), max(xs))
+    handles = [h for a in (ax, right) if a is not None for h in a.get_legend_handles_labels()[0]]
+    ax.legend(handles=handles, fontsize=8)
     fig.tight_layout()
     return save_figure(fig, out_png)
 

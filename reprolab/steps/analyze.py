@@ -30,13 +30,15 @@ def raw_curves(run, design: SimulationDesign, run_dir: Path) -> dict:
     """(figure, curve) → (x_paper, y_paper, x_sim, y_sim), for recomputing the comparison."""
     curves = {}
     for fo in design.figure_outputs:
+        if not run.paper.has_data(fo.figure_id, fo.curve_id):
+            continue  # compared by eye: nothing to recompute
         try:
             cols = checks_mod.read_numeric_csv(run_dir / fo.file)
             sim = (cols[fo.x_column], cols[fo.y_column])
         except (OSError, ValueError, KeyError, IndexError):
             continue  # recompute_comparison reports the curve as not recomputable
         curves[(fo.figure_id, fo.curve_id)] = (
-            *run.paper.curve_data(fo.figure_id, fo.curve_id),
+            *run.paper.curve_data(fo.figure_id, fo.curve_id, fo.x_column),
             *sim,
         )
     return curves

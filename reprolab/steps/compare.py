@@ -12,7 +12,7 @@ from reprolab.fileio import (
 from reprolab.physics import checks as checks_mod
 from reprolab.physics import compare
 from reprolab.physics import thresholds as th
-from reprolab.steps import eligibility
+from reprolab.steps import eligibility, visual
 
 
 def compare_stage(run, design_path, checks_path, out_comparison) -> None:
@@ -28,9 +28,11 @@ def compare_stage(run, design_path, checks_path, out_comparison) -> None:
     figures = {}
     for fo in design.figure_outputs:
         fig = figures.setdefault(fo.figure_id, {"figure_id": fo.figure_id, "curves": []})
-        xp, yp = run.paper.curve_data(fo.figure_id, fo.curve_id)
+        if visual.visual_curve(run, fo, fig, stage_dir):  # no digitized data: by eye
+            continue
+        xp, yp = run.paper.curve_data(fo.figure_id, fo.curve_id, fo.x_column)  # in its unit
         path = stage_dir / "run" / fo.file
-        entry = {"curve_id": fo.curve_id, "file": fo.file}
+        entry = {"curve_id": fo.curve_id, "file": fo.file, "x_column": fo.x_column}
         try:
             cols = checks_mod.read_numeric_csv(path)
             xs, ys = cols[fo.x_column], cols[fo.y_column]

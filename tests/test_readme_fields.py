@@ -1,0 +1,54 @@
+"""Every design and config field the README names is one the schemas accept (the
+README documented `symmetric_outputs`, which the design model refused)."""
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from pydantic import ValidationError
+
+from agents.simulation_designer import SimulationDesign
+
+REPO = Path(__file__).parents[1]
+README = (REPO / "README.md").read_text(encoding="utf-8")
+FILE = re.compile(r"\.(py|md|json|jsonl|yaml|txt|png|sh)$")
+
+
+def schema_keys(node, prefix="") -> set[str]:
+    """Every dotted property path of a JSON schema (items and combinators followed)."""
+    out = set()
+    if not isinstance(node, dict):
+        return out
+    for key, sub in (node.get("properties") or {}).items():
+        out |= {prefix + key} | schema_keys(sub, f"{prefix}{key}.")
+    for key in ("items", "additionalProperties"):
+        out |= schema_keys(node.get(key), prefix)
+    for key in ("oneOf", "anyOf", "allOf"):
+        for sub in node.get(key) or []:
+            out |= schema_keys(sub, prefix)
+    return out
+
+
+def test_design_fields_in_the_readme_are_design_fields():
+    named = set(re.findall(r"design `([a-z_]+)`", README))
+    assert "symmetric_outputs" in named
+    assert named <= set(SimulationDesign.model_fields), named - set(SimulationDesign.model_fields)
+    rec = REPO / "examples/papers/silica_bragg_2026/recordings/stage1_single_slab"
+    design = yaml.safe_load((rec / "simulation_designer.a2.yaml").read_text())["output"]
+    design["symmetric_outputs"] = [["T_fwd", "T_bwd"]]
+    assert SimulationDesign.model_validate(design).symmetric_outputs == [["T_fwd", "T_bwd"]]
+    design["symmetric_outputs"] = [["T_fwd", "T_bwd", "R"]]
+    with pytest.raises(ValidationError, match="symmetric_outputs.0"):
+        SimulationDesign.model_validate(design)
+
+
+def test_config_fields_in_the_readme_are_in_the_config_schema():
+    keys = schema_keys(yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text()))
+    top = {k for k in keys if "." not in k}
+    tokens = set(re.findall(r"`([a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*)`", README))
+    dotted = {t for t in tokens if "." in t and t.split(".")[0] in top and not FILE.search(t)}
+    limits = {t for t in tokens if re.match(r"(max|min)_[a-z_]+$|memory_safety_factor$", t)}
+    assert len(dotted) > 10 and len(limits) > 8  # the README really is read
+    assert sorted(dotted - keys) == []
+    assert sorted(limits - {k.rsplit(".", 1)[-1] for k in keys}) == []
