@@ -232,7 +232,9 @@ def synthetic_paper(root: Path, i: int) -> Path:
 
 
 def synthetic_plan(paper_id: str) -> dict:
-    stages = [{"stage_id": "stage0_materials", "stage_type": "MATERIAL_VALIDATION"}]
+    stages = [
+        {"stage_id": "stage0_materials", "stage_type": "MATERIAL_VALIDATION", "target_figures": []}
+    ]
     stages[0]["dependencies"] = []
     for s in range(1, STAGES):
         stages.append(
@@ -266,7 +268,10 @@ def dag_scaling(root: Path, counts=(1, 10, 100)) -> list[dict]:
         (wd / "config.yaml").write_text(yaml.safe_dump(config))
         wall, proc = snakemake(wd, "-n", "--quiet", "rules")
         if proc.returncode != 0:
-            raise SystemExit(f"dry run of {n} synthetic papers failed:\n{proc.stderr[-3000:]}")
+            raise SystemExit(
+                f"dry run of {n} synthetic papers failed:\n"
+                f"{proc.stdout[-3000:]}{proc.stderr[-3000:]}"
+            )
         totals = [ln.split()[-1] for ln in proc.stdout.splitlines() if ln.startswith("total ")]
         jobs = int(totals[-1])  # the job stats table (printed again after the checkpoints)
         entries.append(

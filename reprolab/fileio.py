@@ -13,7 +13,6 @@ import tempfile
 from pathlib import Path
 from typing import Any, TypeVar
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
 from reprolab.errors import InputFileError, OutputFileError, ReproLabError
@@ -105,8 +104,13 @@ def read_json(path: str | os.PathLike) -> Any:
 
 
 def read_yaml(path: str | os.PathLike) -> Any:
+    """Safe YAML through libyaml's C parser where PyYAML has it (several times faster
+    than the pure-Python one); the same safe subset and errors naming line and column."""
+    import yaml  # only the steps that read YAML pay for it
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        return yaml.safe_load(read_text(path))
+        return yaml.load(read_text(path), Loader=loader)  # noqa: S506 (a safe loader)
     except yaml.YAMLError as exc:
         raise InputFileError(path, f"is not valid YAML ({exc})") from None
 

@@ -8,14 +8,52 @@ and fails the job so that only this branch stops.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shlex
 import sys
 import traceback
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reprolab.errors import ReproLabError
-from reprolab.settings import PaperRun, paper_run
+
+if TYPE_CHECKING:
+    from reprolab.paper import Paper
+    from reprolab.settings import PaperRun
+
+_CACHE: dict[tuple, object] = {}
+"""Input functions' reads, keyed by file and its (mtime, size): one Snakemake invocation
+calls them hundreds of times per paper, and a file rewritten during the run (the plan,
+a design) is read again."""
+
+
+def _stamp(path: str | os.PathLike) -> tuple:
+    st = os.stat(path)
+    return (str(path), st.st_mtime_ns, st.st_size)
+
+
+def cached_json(path: str | os.PathLike):
+    """The parsed JSON file, read once per version of the file in this process."""
+    key = ("json", *_stamp(path))
+    if key not in _CACHE:
+        _CACHE[key] = json.loads(Path(path).read_text(encoding="utf-8"))
+    return _CACHE[key]
+
+
+def cached_paper(paper_dir: str | os.PathLike) -> Paper:
+    """The paper's `Paper` (metadata validated, files checked), built once per version of
+    its metadata.yaml in this process (Snakemake's input functions ask for it ~80
+    times per paper)."""
+    from reprolab.paper import Paper
+
+    try:
+        key = ("paper", *_stamp(Path(paper_dir) / "metadata.yaml"))
+    except OSError:
+        return Paper(paper_dir)  # its own error names the file and what is wrong
+    if key not in _CACHE:
+        _CACHE[key] = Paper(paper_dir)
+    return _CACHE[key]  # type: ignore[return-value]
 
 
 def driver_command(pid: int | None = None) -> str | None:
@@ -38,6 +76,35 @@ def driver_command(pid: int | None = None) -> str | None:
     return None
 
 
+def job_config(snakemake) -> dict:
+    """The config a step sees: only its own paper listed (settings.paper_run validates
+    every listed paper, milliseconds each, in every job of a campaign), and for a
+    simulation the cores its rule was given (`simulation.job_cores`, its threads),
+    which its job keeps within (reprolab.jobs.stage_run.local_cap)."""
+    config = dict(snakemake.config)
+    entry = _paper_entry(config, snakemake.wildcards.paper)
+    if entry is not None:
+        config["papers"] = [entry]
+    if snakemake.rule == "simulate":
+        config["simulation"] = {**(config.get("simulation") or {}), "job_cores": snakemake.threads}
+    return config
+
+
+def _paper_entry(config: dict, paper_id: str) -> dict | None:
+    """The config's entry of this paper, by its metadata's paper_id (read, not validated:
+    the workflow validated every paper before any job ran); None when not found."""
+    from reprolab.fileio import read_yaml
+
+    for entry in config.get("papers") or []:
+        try:
+            meta = read_yaml(Path(entry["paper_dir"]) / "metadata.yaml")
+        except (ReproLabError, KeyError, TypeError):
+            continue
+        if isinstance(meta, dict) and meta.get("paper_id") == paper_id:
+            return entry
+    return None
+
+
 @contextlib.contextmanager
 def step(snakemake):
     """Yield the PaperRun for the job's paper, with output sent to the rule's log."""
@@ -47,7 +114,10 @@ def step(snakemake):
         contextlib.redirect_stderr(log),
     ):
         try:
-            run: PaperRun = paper_run(snakemake.config, snakemake.wildcards.paper)
+            from reprolab.settings import paper_run
+
+            config = job_config(snakemake)
+            run: PaperRun = paper_run(config, snakemake.wildcards.paper)
             yield run
         except ReproLabError as exc:
             message = f"[reprolab] {exc}"

@@ -1,5 +1,4 @@
 import contextlib
-import json
 import os
 import sys
 from pathlib import Path
@@ -7,6 +6,7 @@ from pathlib import Path
 from reprolab.steps.eligibility import HIERARCHY
 from reprolab.errors import ReproLabError
 from reprolab.fileio import lock_outputs_dir
+from reprolab.smk import cached_json, cached_paper
 from reprolab.settings import (
     apply_executor,
     figure_x_ranges,
@@ -14,6 +14,9 @@ from reprolab.settings import (
     simulation_params,
 )
 
+# Pydantic looks up plugins in every installed package's metadata at its first model
+# (~15 ms a step job); this workflow uses none. Jobs inherit it.
+os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 DEBUG = config.get("debug", {}).get("enabled", False)
 if DEBUG:
     # A quick check never stands in for a full run's files: its own tree, lower resolution.
@@ -37,9 +40,8 @@ wildcard_constraints:
 
 
 def paper_of(wildcards):
-    from reprolab.paper import Paper
-
-    return Paper(PAPERS[wildcards.paper]["paper_dir"])
+    """Built once per paper per invocation (reprolab.smk.cached_paper)."""
+    return cached_paper(PAPERS[wildcards.paper]["paper_dir"])
 
 
 def get_paper_files(wildcards):
@@ -64,7 +66,7 @@ def stage_figures(wildcards):
     design = Path(stage_file(wildcards, wildcards.stage, "design.json"))
     if design.is_file():
         with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
-            output = json.loads(design.read_text())["output"]
+            output = cached_json(design)["output"]
             figures |= {fo["figure_id"] for fo in output.get("figure_outputs") or []}
     known = {f.figure_id for f in paper_of(wildcards).meta.figures}
     return sorted(figures & known)
@@ -92,6 +94,14 @@ def get_figure_x(wildcards):
     ]
 
 
+def simulate_threads(wildcards, input):
+    """The cores the stage's job starts here (MPI ranks x sweep points at once; 1 on
+    Slurm), so that --cores counts them (reprolab.jobs.stage_run.declared_cores)."""
+    from reprolab.jobs.stage_run import declared_cores
+
+    return declared_cores(input.design, config.get("simulation") or {})
+
+
 def get_replan_request(wildcards):
     """Written by a supervisor's replan (reprolab.steps.backtrack.replan): replans when newer."""
     path = Path(f"{OUT}/{wildcards.paper}/replan_request.json")
@@ -104,8 +114,7 @@ def get_plan(wildcards):
 
 
 def plan_stages(wildcards):
-    with open(get_plan(wildcards)) as fh:
-        return json.load(fh)["output"]["stages"]
+    return cached_json(get_plan(wildcards))["output"]["stages"]
 
 
 def find_stage(wildcards):
