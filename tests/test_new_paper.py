@@ -3,6 +3,8 @@ plot) becomes a paper folder whose skeleton `reprolab check` refuses until its T
 are resolved, and accepts once a person (here: code) has confirmed them."""
 
 import re
+import shutil
+from pathlib import Path
 
 import matplotlib
 import pytest
@@ -15,6 +17,8 @@ from matplotlib.backends.backend_pdf import PdfPages  # noqa: E402
 
 from reprolab.cli import main  # noqa: E402
 from reprolab.paper import Paper  # noqa: E402
+
+EXAMPLE = Path(__file__).parents[1] / "examples" / "papers" / "silica_bragg_2026"
 
 
 def page(pdf, texts, plot=None):
@@ -152,3 +156,62 @@ def test_markdown_source_and_refusals(pdf_path, tmp_path, capsys):
     )
     assert "broken.pdf: cannot be read as a PDF" in capsys.readouterr().err
     assert not (tmp_path / "y").exists() and not (tmp_path / "z").exists()
+
+
+def example_as_pdf(path: Path) -> None:
+    """The bundled example as a journal would print it: its text, then each figure as a
+    vector plot of its digitized curves with its axis labels and a numbered caption."""
+    paper = Paper(EXAMPLE)
+    lines = [ln for ln in paper.text().splitlines() if ln.strip()][:12]
+    with matplotlib.rc_context({"pdf.fonttype": 42}), PdfPages(path) as pdf:
+        texts = [(0.92, lines[0].lstrip("# "), 16)]
+        for i, ln in enumerate(lines[1:]):
+            size = 13 if ln.startswith("#") else 9
+            texts.append((0.88 - 0.03 * i, ln.lstrip("# ")[:90], size))
+        page(pdf, texts)
+        for n, fig in enumerate(paper.meta.figures, start=1):
+
+            def plot(ax, fig=fig):
+                for c in fig.curves:
+                    ax.plot(*paper.curve_data(fig.figure_id, c.curve_id), label=c.label)
+                ax.set_xlabel(fig.x_axis.label)
+                ax.set_ylabel(fig.y_axes.left.label)
+                ax.legend()
+
+            page(pdf, [(0.47, f"Fig. {n}: {fig.title}.", 10)], plot)
+
+
+def test_example_from_its_pdf_is_the_example_the_recordings_replay(tmp_path, capsys):
+    """new-paper finds every figure of the example's PDF with its number, caption, axis
+    labels and legend; confirming the skeleton and adding the digitized CSVs gives a
+    folder with the example's figures, axes and curves, which its recordings fit."""
+    pdf = tmp_path / "silica.pdf"
+    example_as_pdf(pdf)
+    out = tmp_path / "silica_bragg_2026"
+    assert main(["new-paper", str(pdf), "--id", "silica_bragg_2026", "--out", str(out)]) == 0
+    meta = yaml.safe_load((out / "metadata.yaml").read_text())
+    example = Paper(EXAMPLE).meta
+    assert [f["figure_id"] for f in meta["figures"]] == [f.figure_id for f in example.figures]
+    for found, fig in zip(meta["figures"], example.figures, strict=True):
+        assert found["title"] == fig.title
+        assert found["x_axis"]["label"] == f"TODO confirm: {fig.x_axis.label}"
+        assert found["y_axes"]["left"]["label"] == f"TODO confirm: {fig.y_axes.left.label}"
+        assert [c["label"] for c in found["curves"]] == [
+            f"TODO confirm: {c.label}" for c in fig.curves
+        ]
+    meta = confirm(meta)
+    meta |= {"authors": example.authors, "domain": example.domain}
+    for found, fig in zip(meta["figures"], example.figures, strict=True):
+        # what a person supplies: the quantities and units, the curve ids, the data
+        found["x_axis"] = fig.x_axis.model_dump(exclude_defaults=True)
+        found["y_axes"] = {"left": fig.y_axes.left.model_dump(exclude_defaults=True)}
+        for c, want in zip(found["curves"], fig.curves, strict=True):
+            c |= {"curve_id": want.curve_id, "digitized": want.digitized}
+    shutil.copytree(EXAMPLE / "data", out / "data")
+    (out / "metadata.yaml").write_text(yaml.safe_dump(meta, allow_unicode=True))
+    capsys.readouterr()
+    assert main(["check", str(out)]) == 0, capsys.readouterr().err
+    assert main(["check-recordings", str(out), "--recordings", str(EXAMPLE / "recordings")]) == 0
+    made = Paper(out).meta
+    for a, b in zip(made.figures, example.figures, strict=True):
+        assert (a.x_axis, a.y_axes, a.curves) == (b.x_axis, b.y_axes, b.curves)

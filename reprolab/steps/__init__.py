@@ -2,9 +2,9 @@
 
 `plan` (prompt adaptation, the plan), `design`, `code`, `run` (the simulate step
 with its repair loop; `run_failures` for what the cluster stopped), `checks`,
-`validate`, `compare`, `analyze`, `verdict` and `backtrack` (supervisor
-decisions), `material` (the material gate), `convergence`, `debug` (quick-check
-mode) and `report`; `review` is the author ⇄ reviewer loop
+`validate`, `compare` (`visual`: figures without digitized data), `analyze`,
+`verdict` and `backtrack` (supervisor decisions), `material` (the material gate),
+`convergence`, `debug` (quick-check mode) and `report`; `review` is the author ⇄ reviewer loop
 the plan, design and code share, `eligibility` and `blocking` decide and record
 that a stage may not run, `static` applies the lint to a stage.
 
