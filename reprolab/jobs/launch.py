@@ -244,6 +244,7 @@ def run_job(job: SimulationJob) -> dict:
         "timed_out": dog.timed_out,
         "timeout_s": job.timeout_s,
         "runtime_seconds": runtime,
+        "started_at": round(started, 3),  # epoch s: when its ranks started (cores in use)
         "hostname": os.uname().nodename,
         "stdout_tail": _tail(stdout_path),
         "stderr_tail": _tail(stderr_path),

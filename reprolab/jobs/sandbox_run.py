@@ -50,6 +50,12 @@ def _pid_namespace() -> str | None:
         return None
 
 
+def per_run_records(workdir: str) -> None:
+    """What every run records in its folder, also each point of a packed sweep worker
+    (reprolab.jobs.sweep_worker): the MPI record."""
+    record_mpi(workdir)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m reprolab.jobs.sandbox_run")
     parser.add_argument("--memory-mb", type=int, default=0, help="address-space limit per rank")
@@ -58,7 +64,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("script")
     args = parser.parse_args(argv)
     workdir = os.getcwd()
-    record_mpi(workdir)
+    per_run_records(workdir)
     if not args.no_guard:
         from reprolab.jobs.sandbox import runtime_guard
 

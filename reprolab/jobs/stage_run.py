@@ -4,8 +4,11 @@
 static checks object (no job is submitted; the reasons go back to code
 regeneration), work out the job's resources from the plan's runtime budget and
 the design's performance estimate, submit one job or, for a sweep, one job
-array (a cap on concurrent tasks), wait, gather the points' CSV outputs into
-the stage's run directory, and return the result record.
+array on Slurm (a cap on concurrent tasks) or, locally, one packed worker per
+core the rule was given (reprolab.jobs.packed: Meep imported once per worker),
+wait, gather the points' CSV outputs into the stage's run directory, and return
+the result record. Locally the job keeps within the cores its rule declared
+(`declared_cores`, `local_cap`), so that --cores counts every rank.
 
 A sweep point that already succeeded with the same script and value is kept:
 rerunning the rule resubmits only the failed points, each reported by index.
@@ -14,6 +17,7 @@ rerunning the rule resubmits only the failed points, each reported by index.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import math
 import shutil
@@ -22,7 +26,7 @@ from pathlib import Path
 
 from agents.simulation_designer import SimulationDesign
 from reprolab.fileio import atomic_write_json, atomic_write_text, sha256_file
-from reprolab.jobs import failures, launch, sandbox, submit
+from reprolab.jobs import failures, launch, packed, sandbox, submit
 
 POINT_RECORD = ".point.json"
 DEFAULT_LAUNCHER = "mpirun --oversubscribe -np {ranks}"
@@ -96,6 +100,46 @@ def resources_for(
     return submit.Resources(ranks, mem, math.ceil(timeout_s / 60) + 1), timeout_s, notes
 
 
+def declared_cores(design_path: str | Path, sim_cfg: dict) -> int:
+    """The cores the simulate rule declares (its `threads:`), so that Snakemake's
+    `--cores` accounting sees the ranks its job starts on this machine: the MPI
+    ranks, times the sweep points that run at once. On Slurm the rule only waits
+    (Slurm allocates the ranks it asks for): 1. Snakemake caps it at --cores, and
+    the job then runs no more than that (`local_cap`). 1 while the design is not
+    there yet (a dry run before it exists; Snakemake asks again once it is)."""
+    if sim_cfg.get("executor", "local") == "slurm":
+        return 1
+    try:
+        est = json.loads(Path(design_path).read_text(encoding="utf-8"))["output"]
+        ranks = max(1, min(int(est["performance_estimate"]["mpi_ranks"]), _max_ranks(sim_cfg)))
+        sweep = est.get("sweep") or {}
+    except (OSError, ValueError, KeyError, TypeError):
+        return 1
+    points = len(sweep.get("values") or []) if sweep else 1
+    return ranks * max(1, min(points, int(sim_cfg.get("max_concurrent_jobs", 8))))
+
+
+def _max_ranks(sim_cfg: dict) -> int:
+    return int(sim_cfg.get("max_mpi_ranks", 2))
+
+
+def local_cap(sim_cfg: dict) -> tuple[dict, list[str]]:
+    """The settings a local job runs with inside the cores its rule was given
+    (`job_cores`, set by the simulate step from Snakemake's threads): no more ranks
+    than cores, and only as many sweep points at once as fit. The per-point time
+    share stays the configured one (`max_concurrent_jobs`): it is a run setting."""
+    cores = sim_cfg.get("job_cores")
+    if not cores or sim_cfg.get("executor", "local") == "slurm":
+        return sim_cfg, []
+    cores, notes = max(1, int(cores)), []
+    capped = dict(sim_cfg)
+    if _max_ranks(sim_cfg) > cores:
+        capped["max_mpi_ranks"] = cores
+        notes.append(f"max_mpi_ranks {_max_ranks(sim_cfg)} capped at the job's {cores} core(s)")
+    capped["concurrent_cap"] = cores
+    return capped, notes
+
+
 def refused_record(problems: list[str], script: Path) -> dict:
     text = "sandbox refused the script before it ran:\n" + "\n".join(f"- {p}" for p in problems)
     record = {
@@ -129,6 +173,7 @@ def run_stage(
     stage_dir: Path,
 ) -> dict:
     """Run the stage's script (a job, or a job array for a sweep); the result record."""
+    sim_cfg, cap_notes = local_cap(sim_cfg)
     settings = submit.ClusterSettings.from_config(sim_cfg)
     box = SandboxSettings.from_config(sim_cfg)
     workdir = (stage_dir / "run").resolve()
@@ -148,6 +193,11 @@ def run_stage(
         if problems:
             return refused_record(problems, target)
     resources, timeout_s, notes = resources_for(design, budget_minutes, sim_cfg)
+    notes = cap_notes + notes
+    if sim_cfg.get("concurrent_cap"):
+        # Only as many points at once as the rule's declared cores hold.
+        fit = max(1, int(sim_cfg["concurrent_cap"]) // resources.ranks)
+        settings = dataclasses.replace(settings, max_concurrent=min(settings.max_concurrent, fit))
     launcher = sim_cfg.get("mpi_launcher", DEFAULT_LAUNCHER)
     isolate, net_note = sandbox.network_plan(
         box.network, resources.ranks > 1 and launcher.split()[0] == "srun"
@@ -217,12 +267,35 @@ def run_sweep(design, base, settings, resources, workdir, stage_dir, attached=No
         )
         todo.append(i)
     if jobs:
-        fresh = submit.submit_all(jobs, settings, resources, stage_dir / "submitit")
+        fresh = _run_points(jobs, todo, settings, resources, workdir, stage_dir)
         for i, rec in zip(todo, fresh, strict=True):
             rec.update(index=i, value=sweep.values[i], reused=False)
             atomic_write_json(point_dir(workdir, i) / POINT_RECORD, rec)
             records[i] = rec
     return gather(design, [r for r in records if r is not None], workdir)
+
+
+def _run_points(jobs, todo, settings, resources, workdir: Path, stage_dir: Path) -> list[dict]:
+    """The points' records in order: locally, one-rank points run packed (a worker per
+    core the job was given, Meep imported once per worker; reprolab.jobs.packed);
+    on Slurm and with several ranks a point, one job (array task) each."""
+    if settings.executor == "slurm" or not packed.packable(jobs):
+        return submit.submit_all(jobs, settings, resources, stage_dir / "submitit")
+    workers = packed.plan_workers(list(zip(todo, jobs, strict=True)), settings.max_concurrent)
+    # Inside the points folder: its HOME and caches lie where the worker may write.
+    dirs = [str(workdir / "points" / f".w{k}") for k in range(len(workers))]
+    found = packed.submit_packed(
+        [[job for _, job in w] for w in workers], dirs, settings, resources, stage_dir / "submitit"
+    )
+    by_index = {
+        i: rec
+        for w, recs in zip(workers, found, strict=True)
+        for (i, _), rec in zip(w, recs, strict=True)
+    }
+    for k, w in enumerate(workers):
+        for i, _ in w:
+            by_index[i]["sandbox"] = {**(by_index[i].get("sandbox") or {}), "worker": k}
+    return [by_index[i] for i in todo]
 
 
 def _reattached_points(design, workdir: Path, settings, stage_dir: Path, attached) -> dict:
@@ -351,6 +424,7 @@ def _point_summary(rec: dict) -> dict:
         "job_id": rec.get("job_id"),
         "exit_code": rec.get("exit_code"),
         "runtime_seconds": rec.get("runtime_seconds"),
+        "started_at": rec.get("started_at"),
         "reused": rec.get("reused", False),
         "failure": rec.get("failure"),
         "mpi": rec.get("mpi"),

@@ -231,6 +231,7 @@ def wait_slurm(submitted: list, settings: ClusterSettings) -> list[Outcome]:
     ended_at: dict[int, float] = {}
     last_poll = time.time()
     driver = os.getppid()
+    wait = FIRST_POLL_S
     while True:
         if os.getppid() != driver:
             # Snakemake (the driver) died: stop waiting without writing anything; the
@@ -258,7 +259,7 @@ def wait_slurm(submitted: list, settings: ClusterSettings) -> list[Outcome]:
                 if done[i] is None:
                     states[i] = seen.get(str(job.job_id)) or states[i]
                     done[i] = _poll(job, states, queued, ended_at, i, elapsed, settings)
-        time.sleep(settings.poll_s)
+        wait = _pause(wait, settings)
 
 
 def _poll(job, states, queued, ended_at, i, elapsed, settings) -> Outcome | None:
@@ -428,16 +429,28 @@ def submit_all(
     results: list[dict | None] = [None] * len(jobs)
     running: dict[int, object] = {}
     pending = list(range(len(jobs)))
+    wait = FIRST_POLL_S
     while pending or running:
         while pending and len(running) < max(1, settings.max_concurrent):
             i = pending.pop(0)
             running[i] = ex.submit(run_job, jobs[i])
+            wait = FIRST_POLL_S
         for i, job in list(running.items()):
             if job.done():
                 results[i] = _finish(jobs[i], job, _collect(job, {}), settings, resources, None)
                 del running[i]
-        time.sleep(settings.poll_s)
+        wait = _pause(wait, settings)
     return [r for r in results if r is not None]
+
+
+FIRST_POLL_S = 0.02
+"""First look at a job just started; then each wait 1.5 times longer, up to poll_s:
+a short job is noticed within a few tens of ms, a long one costs a look every poll_s."""
+
+
+def _pause(wait: float, settings: ClusterSettings) -> float:
+    time.sleep(wait)
+    return min(max(settings.poll_s, FIRST_POLL_S), wait * 1.5)
 
 
 def submit(

@@ -45,6 +45,8 @@ rule simulate:
     localrule: True
     conda:
         "../../envs/reprolab.yaml"
+    # Its ranks, counted against --cores; the job keeps within what it is given.
+    threads: simulate_threads
     script:
         "../scripts/simulate.py"
 

@@ -1,0 +1,141 @@
+"""Entry point of one packed sweep worker, inside its sandbox:
+`python -m reprolab.jobs.sweep_worker [--memory-mb N] ROOT PLAN`.
+
+One process runs its points one after another (Meep and MPI start once, not once
+per point), each in its own point folder as `__main__`, with the point's
+REPROLAB_SWEEP_* environment, its stdout/stderr in the point's stdout.txt and
+stderr.txt, its MPI record and as-built record (the per-run hooks of
+`reprolab.jobs.sandbox_run`), and its own time limit. A point that fails (an
+exception, sys.exit, its time limit) is recorded in `.point_exit.json` and the
+worker goes on with the next; one that takes the process down is told by the
+host (`reprolab.jobs.packed`) from `.current_point`, and the points after it run
+in a new worker. The runtime guard allows writing under ROOT only (the sweep's
+points folder)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ctypes
+import json
+import os
+import runpy
+import signal
+import sys
+import time
+import traceback
+
+from reprolab.jobs.sandbox_run import per_run_records
+
+EXIT_FILE = ".point_exit.json"
+CURRENT_FILE = ".current_point"
+TIMEOUT_EXIT = -signal.SIGALRM
+
+
+class PointTimeout(BaseException):
+    """Raised in the point's code when its time limit is over (not an Exception, so
+    that a script's `except Exception` does not swallow it)."""
+
+
+def _on_alarm(_signum, _frame):
+    raise PointTimeout
+
+
+@contextlib.contextmanager
+def _output_to(folder: str):
+    """fd 1 and 2 (Python's and C's: Meep prints from C++) into the point's files."""
+    libc = _LIBC
+    saved = os.dup(1), os.dup(2)
+    sys.stdout.flush(), sys.stderr.flush()
+    libc.fflush(None)
+    with (
+        open(os.path.join(folder, "stdout.txt"), "wb") as out,
+        open(os.path.join(folder, "stderr.txt"), "wb") as err,
+    ):
+        os.dup2(out.fileno(), 1), os.dup2(err.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stdout.flush(), sys.stderr.flush()
+            libc.fflush(None)
+            os.dup2(saved[0], 1), os.dup2(saved[1], 2)
+            os.close(saved[0]), os.close(saved[1])
+
+
+_LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def _chdir(folder: str) -> None:
+    """Into the next point's folder. Not os.chdir: the runtime guard refuses that
+    (the script must not leave its folder); the worker moves between its points, all
+    under the guard's root, and the OS sandbox bounds it either way."""
+    if _LIBC.chdir(os.fsencode(folder)) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err), folder)
+
+
+def _exit_code(exc: SystemExit) -> int:
+    if exc.code is None:
+        return 0
+    if isinstance(exc.code, int):
+        return exc.code
+    print(exc.code, file=sys.stderr)
+    return 1
+
+
+def run_point(point: dict) -> dict:
+    """Run one point's script in its folder; how it ended."""
+    folder, script = point["workdir"], point["script"]
+    _chdir(folder)
+    os.environ.update(point.get("env") or {})
+    sys.argv, sys.path[0:0] = [script], [folder]
+    code, timed_out = 0, False
+    started = time.time()
+    with _output_to(folder):
+        per_run_records(folder)  # the same records a single run makes
+        signal.setitimer(signal.ITIMER_REAL, float(point["timeout_s"]))
+        try:
+            runpy.run_path(script, run_name="__main__")
+        except SystemExit as exc:
+            code = _exit_code(exc)
+        except PointTimeout:
+            code, timed_out = TIMEOUT_EXIT, True
+            print(f"reprolab: stopped after {point['timeout_s']} s (limit)", file=sys.stderr)
+        except BaseException:  # the script's own failure, recorded as its exit status 1
+            traceback.print_exc()
+            code = 1
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    sys.path.remove(folder)
+    return {
+        "exit_code": code,
+        "timed_out": timed_out,
+        "started_at": round(started, 3),
+        "runtime_seconds": round(time.time() - started, 3),
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m reprolab.jobs.sweep_worker")
+    parser.add_argument("--memory-mb", type=int, default=0, help="address-space limit")
+    parser.add_argument("--no-guard", action="store_true", help="skip the audit hook")
+    parser.add_argument("root", help="the sweep's points folder (the only writable place)")
+    parser.add_argument("plan", help="JSON: the points to run, in order")
+    args = parser.parse_args(argv)
+    with open(args.plan, encoding="utf-8") as fh:
+        points = json.load(fh)["points"]
+    if not args.no_guard:
+        from reprolab.jobs.sandbox import runtime_guard
+
+        runtime_guard(args.root, args.memory_mb or None, None)
+    signal.signal(signal.SIGALRM, _on_alarm)
+    for point in points:
+        with open(os.path.join(point["workdir"], CURRENT_FILE), "w", encoding="utf-8") as fh:
+            json.dump({"started_at": time.time()}, fh)
+        ended = run_point(point)
+        with open(os.path.join(point["workdir"], EXIT_FILE), "w", encoding="utf-8") as fh:
+            json.dump(ended, fh)
+
+
+if __name__ == "__main__":
+    main()
