@@ -15,7 +15,7 @@ from pathlib import Path
 from agents.providers import AgentRequest, InvalidOutputError
 from reprolab.errors import GateError
 from reprolab.fileio import read_model, sha256_bytes
-from reprolab.gates import protocol
+from reprolab.gates import consent, protocol
 
 KIND = "invalid_agent_output"
 ACTIONS = ["edit", "reject"]
@@ -64,6 +64,15 @@ def answers(out_dir: Path, base_request: AgentRequest) -> Answers:
         if decision is None:
             result.open_gate, result.next_n = checkpoint, n
             return result
+        consent.log_interaction(
+            out_dir,
+            checkpoint.question,
+            decision,
+            f"{decision.action} of {base_request.call_id}'s invalid output",
+            KIND,
+            context={"call_id": base_request.call_id, "problems": checkpoint.payload["problems"]},
+            options=ACTIONS,
+        )
         if decision.action == "edit":
             result.edited = decision.revised_data or {}
             return result

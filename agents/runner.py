@@ -5,6 +5,7 @@ from the cache or asks the provider, accounts tokens and cost, records provenanc
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import time
 from pathlib import Path
@@ -15,6 +16,7 @@ from agents import (
     code_generator,
     code_reviewer,
     comparison_validator,
+    context_gate,
     context_window,
     design_reviewer,
     execution_validator,
@@ -42,7 +44,6 @@ from agents.providers import (
 from agents.session import AgentSession
 from reprolab.events import log_event
 from reprolab.fileio import (
-    atomic_write_json,
     atomic_write_text,
     sha256_bytes,
     sha256_file,
@@ -90,28 +91,6 @@ def build_request(
     )
 
 
-def ask_user_request(session: AgentSession, request: AgentRequest, kind: str, **payload) -> Path:
-    """Write the question a user must answer before this call can go on."""
-    path = (
-        session.out_dir
-        / "gates"
-        / f"ask_user.{request.call_id.split('/', 1)[1].replace('/', '.')}.request.json"
-    )
-    atomic_write_json(
-        path,
-        {
-            "kind": kind,
-            "call_id": request.call_id,
-            "stage_id": request.stage_id,
-            "agent": request.agent,
-            "created_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-            **payload,
-        },
-    )
-    log_event(session.out_dir, "ask_user", f"{request.call_id}: {kind}", request=str(path))
-    return path
-
-
 def save_recording(session: AgentSession, request: AgentRequest, completion: Completion) -> Path:
     """The replay format (docs/replay.md), so a real run becomes a regression fixture."""
     import yaml
@@ -145,15 +124,19 @@ def call_agent(
     """Return the artifact `{"output": ..., "provenance": ...}` for one agent call."""
     output_model = OUTPUT_MODELS[agent]
     call_id = call_name(session.paper_id, stage_id, agent, attempt, session.round)
+    context_gate.raise_if_stopped(session.out_dir)
     log_suspected_injections(session, call_id, context)
 
-    def request_for(ctx: dict) -> AgentRequest:
-        return build_request(agent, session, stage_id, attempt, ctx, adaptations, images)
+    def request_for(ctx: dict, sess: AgentSession = session) -> AgentRequest:
+        return build_request(agent, sess, stage_id, attempt, ctx, adaptations, images)
 
     found = output_gate.answers(session.out_dir, request_for({}))
     if found.notes:  # the user's answers to this call's invalid-output gates
         context = {**context, "user_feedback": found.notes}
-    context, recoveries, estimate = fit_to_window(session, call_id, context, request_for)
+    session, context, recoveries, estimate, left_out = fit_to_window(
+        session, call_id, context, request_for
+    )
+    request_for = functools.partial(request_for, sess=session)
     request = request_for(context)
     started = time.monotonic()
     if found.edited is not None:
@@ -173,7 +156,8 @@ def call_agent(
         "output": completion.output.model_dump(mode="json"),
         "provenance": provenance(
             session, request, context, completion, source, key, estimate, recoveries, usage_entry
-        ),
+        )
+        | {"context_left_out": left_out},
     }
 
 
@@ -198,38 +182,52 @@ def log_suspected_injections(session: AgentSession, call_id: str, context: dict)
         )
 
 
-def fit_to_window(
-    session: AgentSession, call_id: str, context: dict, request_for
-) -> tuple[dict, list[str], int]:
-    """(context, recoveries applied, token estimate) that fit the input limit.
-
-    On overflow the user is asked how to go on and the error is raised again.
-    """
+def fit_to_window(session: AgentSession, call_id: str, context: dict, request_for):
+    """(session, context, recoveries, token estimate, what was left out) that fit the
+    input limit. Leaving part of the paper out, a larger-window model or a stop are
+    the user's answer to this call's overflow gate (or the configured policy); while
+    unanswered the gate waits, and nothing is sent."""
+    probe = request_for({})
+    sha = context_gate.context_sha256(context)
+    choices = context_gate.answered(session.out_dir, probe, sha)
+    if choices.stop is not None:
+        context_gate.stop_paper(session.out_dir, probe, choices)
+    session = context_gate.with_larger_model(session, probe.agent, choices.model)
+    policy = "" if session.context_policy == "ask" else session.context_policy
 
     def measure(ctx: dict) -> int:
-        req = request_for(ctx)
+        req = request_for(ctx, session)
         texts = [req.system, req.cache_prefix, req.user]
         return context_window.estimate_tokens(texts, len(req.images))
 
     try:
-        context, recoveries, estimate = context_window.fit_context(
-            context, measure, session.input_limit, call_id
+        context, recoveries, estimate, left_out = context_window.fit_context(
+            context, measure, session.input_limit, call_id, choices.recovery or policy
         )
     except context_window.ContextOverflowError as exc:
-        ask_user_request(
-            session,
-            request_for(context),
-            "context_overflow",
-            question=str(exc),
-            estimated_tokens=exc.estimate,
-            limit_tokens=exc.limit,
-            recoveries_applied=exc.applied,
-            options=context_window.OVERFLOW_OPTIONS,
+        tried = [choices.recovery] * bool(choices.recovery) + ["larger_model"] * bool(choices.model)
+        checkpoint = context_gate.open_for(session.out_dir, probe, choices.next_n, exc, sha, tried)
+        log_event(session.out_dir, "gate", f"opened: {checkpoint.gate_id} ({call_id})")
+        raise context_window.ContextOverflowError(
+            protocol.waiting_message(checkpoint),
+            estimate=exc.estimate,
+            limit=exc.limit,
+            applied=exc.applied,
+        ) from None
+    why = (
+        f"the user's answer to {', '.join(choices.gates)}"
+        if choices.gates
+        else f"config provider.context_policy {policy}"
+    )
+    left_out = [n if n.startswith("truncate_feedback") else f"{n}; by {why}" for n in left_out]
+    if choices.model:
+        left_out.append(
+            f"model {choices.model['model']} ({choices.model['context_window_tokens']}"
+            f" tokens) for this agent; by {why}"
         )
-        raise
-    for name in recoveries:
-        log_event(session.out_dir, "context_recovery", f"{call_id}: {name} (~{estimate} tokens)")
-    return context, recoveries, estimate
+    for note in left_out:
+        log_event(session.out_dir, "context_recovery", f"{call_id}: {note} (~{estimate} tokens)")
+    return session, context, recoveries, estimate, left_out
 
 
 def live_source(session: AgentSession) -> str:

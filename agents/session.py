@@ -30,6 +30,8 @@ class AgentSession:
     """Where real outputs are saved in the replay format (provider.record)."""
     round: int = 1
     """1 + the supervisor backtracks of this paper so far (see AgentRequest.round)."""
+    context_policy: str = "ask"
+    """provider.context_policy: ask (a gate), methods_only or shorten_sections."""
 
     def model_for(self, agent: str) -> str:
         return self.models.get(agent, self.provider.model)
@@ -61,6 +63,7 @@ def agent_session(config: dict, paper_id: str, out_dir: Path, recordings: str | 
         max_output_tokens=cfg.get("max_output_tokens", 16000),
         record_dir=record_dir,
         round=1 + backtrack_count(Path(out_dir)),
+        context_policy=cfg.get("context_policy", "ask"),
     )
 
 

@@ -86,6 +86,9 @@ def two_papers(tmp_path_factory):
     # B's code gets one review revision: attempt 1 sent back, attempt 2 approved.
     for agent in ("code_generator", "code_reviewer"):
         copy_recording(rec, agent, 1, 2)
+    # Attempt 1 (sent back) differs from attempt 2: an identical revision is a duplicate.
+    code1 = yaml.safe_load((rec / "code_generator.a1.yaml").read_text())["output"]["code"]
+    edit_recording(rec / "code_generator.a1.yaml", code=code1 + "\nUNLABELLED_MONITORS = True\n")
     edit_recording(
         rec / "code_reviewer.a1.yaml",
         verdict="needs_revision",
@@ -256,7 +259,10 @@ def plant_crash(rec: Path, attempt: int) -> None:
     """Code attempt `attempt` of stage 1 crashes at once; the reviewer approves it."""
     good = yaml.safe_load((rec / "code_generator.a1.yaml").read_text())
     data = {**good, "attempt": attempt}
-    data["output"] = {**good["output"], "code": CRASH + good["output"]["code"]}
+    # Each crashing attempt differs (a fix identical to the failed script is refused as
+    # a duplicate before it runs: tests/test_duplicates.py).
+    crash = CRASH.replace("keyword'", f"keyword (attempt {attempt})'")
+    data["output"] = {**good["output"], "code": crash + good["output"]["code"]}
     (rec / f"code_generator.a{attempt}.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
     copy_recording(rec, "code_reviewer", 1, attempt)
 
@@ -289,7 +295,7 @@ def test_failed_run_is_regenerated_with_the_error(repairs):
     assert failed["failure"]["kind"] == "python_exception"
     assert "planted" in failed["failure"]["summary"]
     regenerated = json.loads((sd / "code.r2.json").read_text())
-    assert CRASH not in regenerated["output"]["code"]
+    assert "planted" not in regenerated["output"]["code"]
     assert (sd / "simulation.fix1.py").read_text() == regenerated["output"]["code"]
     checks = json.loads((sd / "checks.json").read_text())
     assert checks["verdict"] == "pass" and checks["code_artifact"] == result["code_artifact"]

@@ -13,6 +13,7 @@ from agents.llm_providers import BACKOFF_SECONDS
 from agents.providers import ProviderError
 from agents.runner import call_agent
 from agents.session import agent_session
+from reprolab.gates import protocol
 from tests.fake_llm import FakeLLMServer, Reply, Script, Sleep, Status, Text, session_factory
 
 KINDS = ["anthropic", "openai_compatible"]
@@ -207,9 +208,9 @@ def test_long_feedback_is_truncated_then_overflow_asks_the_user(make_session):
         with pytest.raises(ContextOverflowError, match="more than the"):
             ask(session, attempt=2, context={"analysis": "x" * 40000})
         assert server.count() == 1  # the oversize call was never sent
-    [gate] = (session.out_dir / "gates").glob("ask_user.*.a2.request.json")
-    request = json.loads(gate.read_text())
-    assert request["kind"] == "context_overflow" and "skip_stage" in request["options"]
+    [gate] = protocol.pending_gates(session.out_dir)
+    assert gate.kind == "context_overflow" and gate.gate_id.endswith(".a2")
+    assert {"methods_only", "shorten_sections", "larger_model", "stop"} == set(gate.choices)
 
 
 def test_injection_in_paper_text_is_flagged_and_passed_unchanged(make_session):

@@ -47,7 +47,6 @@ ALLOWED_FIELDS = {
     "execution_validator": {
         "stage_id",
         "exit_code",
-        "runtime_seconds",
         "stdout",
         "stderr",
         "output_files",

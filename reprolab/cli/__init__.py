@@ -2,7 +2,7 @@
 
 `demo` runs the bundled example offline; `run` runs the pipeline with a config;
 `status` shows each paper's stages, what waits on you and how to answer;
-`approve` / `reject` / `edit` answer a gate; `invalidate` marks a stage to be
+`approve` / `reject` / `edit` / `answer` answer a gate; `invalidate` marks a stage to be
 redone (with its dependents) by the next run of the same command. What those
 commands do to the files is in `control`; `doctor` checks a site before a long run.
 
@@ -55,6 +55,20 @@ def report_paths(configfile: str) -> list[Path]:
     return [out / pid / f"REPRODUCTION_REPORT_{pid}.md" for pid in paper_entries(config)]
 
 
+def report_line(out_dir: Path) -> str:
+    """The paper's report as it stands: a final report only when it is current."""
+    from reprolab.report import partial
+
+    state, path = partial.report_state(out_dir)
+    if state == "final":
+        return f"reprolab: report: {path.resolve()}"
+    if state == "partial":
+        stale = partial.final_path(out_dir)
+        older = f" (the full report {stale} is from an earlier run)" if stale.is_file() else ""
+        return f"reprolab: PARTIAL report (did not finish): {path.resolve()}{older}"
+    return f"reprolab: no report yet for {out_dir.name} (see messages above)"
+
+
 def run_pipeline(configfile: str, cores: int, extra: list[str]) -> int:
     if not Path("Snakefile").is_file():
         print("reprolab: run this from the ReproLab checkout (no Snakefile here)", file=sys.stderr)
@@ -75,10 +89,7 @@ def run_pipeline(configfile: str, cores: int, extra: list[str]) -> int:
             "(no agent call replayed, no simulation run)."
         )
     for report in report_paths(configfile):
-        if report.is_file():
-            print(f"reprolab: report: {report.resolve()}")
-        else:
-            print(f"reprolab: no report yet for {report.parent.name} (see messages above)")
+        print(report_line(report.parent))
     if code != 0:
         # The exact command, so a hint never drops the user's --configfile or options.
         print(

@@ -40,6 +40,16 @@ def add_commands(sub) -> None:
             )
         if action == "edit":
             p.add_argument("--file", required=True, help="JSON file with your version")
+    ans = with_config(
+        sub.add_parser("answer", help="answer a pending gate with one of its options")
+    )
+    ans.add_argument("paper", nargs="?", help="paper_id (default: walk every open gate)")
+    ans.add_argument("gate", nargs="?", help="gate id, as `reprolab status` lists it")
+    ans.add_argument("option", nargs="?", help="the option chosen (status lists them)")
+    ans.add_argument("--note", default="", help="your reasons (a reject's feedback)")
+    ans.add_argument("--file", help="edit: JSON file with your version")
+    ans.add_argument("--model", help="larger_model: the model to use for this agent")
+    ans.add_argument("--window", type=int, help="larger_model: its context window in tokens")
     inv = with_config(sub.add_parser("invalidate", help="redo a stage and its dependents"))
     inv.add_argument("paper")
     inv.add_argument("stage")
@@ -59,10 +69,74 @@ def run_command(args, config: dict) -> int:
     if args.command == "status":
         print(status_text(config, args.paper))
         return 0
+    if args.command == "answer" and not (args.paper and args.gate):
+        return answer_walk(config, args.paper)
     out = paper_out(config, args.paper)
     if args.command == "invalidate":
         return invalidate(out, args.stage, args.reason)
+    if args.command == "answer":
+        return answer_option(out, args)
     return answer(out, args)
+
+
+def answer_option(out: Path, args) -> int:
+    """`reprolab answer PAPER GATE OPTION`: a choice gate's option, or an action of any
+    other gate (approve, reject, edit)."""
+    cp = find_gate(out, args.gate)
+    if not cp.choices:
+        if args.option not in cp.actions:
+            raise GateError(f"gate '{cp.gate_id}' is answered with one of {cp.actions}")
+        return answer(out, argparse.Namespace(**{**vars(args), "command": args.option}))
+    if args.option not in cp.choices:
+        raise GateError(
+            f"gate '{cp.gate_id}': option {args.option!r} is not offered (valid: {cp.choices})"
+        )
+    decision = {
+        "action": "approve",
+        "option": args.option,
+        "sha256": cp.sha256,
+        "note": args.note,
+        "paper_id": cp.paper_id,
+        "gate_id": cp.gate_id,
+        "nonce": cp.nonce,
+    }
+    if args.option == "larger_model":
+        if not args.model or not args.window:
+            raise GateError("larger_model needs --model NAME and --window TOKENS")
+        decision["revised_data"] = {"model": args.model, "context_window_tokens": args.window}
+    protocol.Decision.model_validate(decision)
+    target = protocol.gate_decision_path(out, cp.gate_id)
+    atomic_write_json(target, decision)
+    print(f"reprolab: wrote {target}; run the same snakemake command again to go on.")
+    return 0
+
+
+def answer_walk(config: dict, only: str | None) -> int:
+    """Interactive: every open gate in turn, its question and options; an empty line skips."""
+    from reprolab.settings import paper_entries
+
+    for paper_id in [only] if only else sorted(paper_entries(config)):
+        out = paper_out(config, paper_id)
+        for cp in protocol.pending_gates(out):
+            print(f"\n{paper_id} {cp.gate_id} ({cp.kind}): {cp.question}")
+            for option in cp.options:
+                print(f"  - {option}")
+            valid = cp.choices or cp.actions
+            choice = input(f"answer ({' | '.join(valid)}; empty skips): ").strip()
+            if not choice:
+                continue
+            note = input("note (optional; a reject needs one): ").strip()
+            extra = {"file": None, "model": None, "window": None}
+            if choice == "edit":
+                extra["file"] = input("JSON file with your version: ").strip()
+            if choice == "larger_model":
+                extra["model"] = input("model: ").strip()
+                extra["window"] = int(input("its context window (tokens): ").strip())
+            answer_option(
+                out,
+                argparse.Namespace(gate=cp.gate_id, option=choice, note=note, **extra),
+            )
+    return 0
 
 
 def plan_stage_ids(out: Path) -> list[str]:
@@ -113,6 +187,41 @@ def stage_line(out: Path, stage_id: str) -> str:
     return f"  {stage_id:<32} {state}"
 
 
+def invalidated(out: Path, stage_id: str) -> bool:
+    """Marked to be redone and not redone since."""
+    sd = out / "stages" / stage_id
+    inv, verdict = sd / "invalidation.json", sd / "verdict.json"
+    return inv.is_file() and (
+        not verdict.is_file() or inv.stat().st_mtime > verdict.stat().st_mtime
+    )
+
+
+def stage_lines(out: Path, stages: list[str]) -> list[str]:
+    """One line per stage; a stage downstream of an invalidated one is never shown as
+    completed (it is redone when its dependency is)."""
+    deps = (
+        {
+            s["stage_id"]: s.get("dependencies", [])
+            for s in read_json(out / "plan.json")["output"]["stages"]
+        }
+        if stages
+        else {}
+    )
+    stale: set[str] = set()
+    lines = []
+    for stage_id in stages:
+        upstream = [d for d in deps.get(stage_id, []) if d in stale or invalidated(out, d)]
+        if invalidated(out, stage_id) or upstream:
+            stale.add(stage_id)
+        if upstream and not invalidated(out, stage_id):
+            lines.append(
+                f"  {stage_id:<32} out of date: waits for invalidated {', '.join(upstream)}"
+            )
+        else:
+            lines.append(stage_line(out, stage_id))
+    return lines
+
+
 def runtime_s(out: Path) -> float:
     total = 0.0
     for path in (out / "stages").glob("*/result.json"):
@@ -132,10 +241,14 @@ def status_text(config: dict, only: str | None = None) -> str:
         out = Path(config.get("outputs_dir", "outputs")) / paper_id
         lines.append(f"{paper_id}  ({out})")
         stages = plan_stage_ids(out)
-        lines += [stage_line(out, s) for s in stages] or ["  no plan yet"]
+        lines += stage_lines(out, stages) or ["  no plan yet"]
         pending = protocol.pending_gates(out)
         for cp in pending:
             lines.append(f"  WAITING: {cp.gate_id} ({cp.kind}) - {cp.question}")
+            if cp.choices or "approve" not in cp.actions:
+                lines += [f"      - {o}" for o in cp.options]
+                lines.append(f"    answer: {protocol.answer_command(cp)}")
+                continue
             lines.append(f"    answer: reprolab approve {paper_id} {cp.gate_id}")
             others = [a for a in cp.actions if a != "approve"]
             if others:
@@ -148,16 +261,7 @@ def status_text(config: dict, only: str | None = None) -> str:
                     )
                 )
             lines.append(f"    or write {cp.answer_file}: {json.dumps(cp.answer_example)}")
-        for path in sorted((out / "gates").glob("ask_user.*.request.json")):
-            lines.append(f"  ASK: {path} (an agent call needs you; see the file)")
-        history = []
-        for name, what in (
-            ("backtracks.jsonl", "backtracks/replans"),
-            ("run_failures.jsonl", "failed runs"),
-        ):
-            path = out / name
-            if path.is_file():
-                history.append(f"{what}: {len(path.read_text(encoding='utf-8').splitlines())}")
+        history = history_counts(out)
         if history:
             lines.append("  so far: " + "; ".join(history))
         cost = out / "cost_summary.json"
@@ -170,10 +274,46 @@ def status_text(config: dict, only: str | None = None) -> str:
             f"simulation time so far: {runtime_s(out):.1f} s"
         )
         lines += flagged_lines(out)
+        lines += report_lines(out)
         if not pending:
             lines.append("  nothing waits on you")
         lines.append("")
     return "\n".join(lines).rstrip()
+
+
+def history_counts(out: Path) -> list[str]:
+    """Backtracks, failed runs and refused duplicate attempts so far."""
+
+    def lines(name: str) -> list[dict]:
+        path = out / name
+        text = path.read_text(encoding="utf-8") if path.is_file() else ""
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+    failures = lines("run_failures.jsonl")
+    dups = sum(f.get("kind") == "duplicate" for f in failures)
+    counts = [
+        ("backtracks/replans", len(lines("backtracks.jsonl"))),
+        ("failed runs", len(failures) - dups),
+        ("duplicate attempts refused", dups),
+    ]
+    return [f"{what}: {n}" for what, n in counts if n]
+
+
+def report_lines(out: Path) -> list[str]:
+    """Failed steps with their error line, then the report as it stands."""
+    from reprolab.report import partial
+
+    lines = [
+        f"  FAILED: {log}: {error.splitlines()[0][:300]}"
+        for log, error in partial.failed_steps(out)
+        if not error.startswith("WAITING FOR YOU")
+    ]
+    state, path = partial.report_state(out)
+    if state == "final":
+        lines.append(f"  report: {path}")
+    elif state == "partial":
+        lines.append(f"  report: PARTIAL (did not finish): {path}")
+    return lines
 
 
 def flagged_lines(out: Path) -> list[str]:

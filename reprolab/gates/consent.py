@@ -19,7 +19,14 @@ from reprolab.gates.protocol import Decision, check_id
 
 
 def log_interaction(
-    paper_out: Path, question: str, decision: Decision, impact: str, kind: str = MATERIAL_GATE
+    paper_out: Path,
+    question: str,
+    decision: Decision,
+    impact: str,
+    kind: str = MATERIAL_GATE,
+    *,
+    context: dict | None = None,
+    options: list[str] | None = None,
 ) -> None:
     """Append to user_interactions.jsonl (the seed's user_interactions log).
 
@@ -44,6 +51,12 @@ def log_interaction(
         "impact": impact,
         "decision_key": key,
     }
+    if context is not None:
+        entry["context"] = context
+    if options is not None:  # what was offered, and so what else was considered
+        entry["options"] = options
+        chosen = decision.option or decision.action
+        entry["alternatives"] = [o for o in options if o.split(":")[0] != chosen]
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a", encoding="utf-8") as fh:
         fh.write(json.dumps(entry) + "\n")

@@ -48,6 +48,8 @@ class Decision(BaseModel):
     """sha256 of the artifact being answered, copied from the request file."""
     verdict: Literal["approve", "change_database", "change_material", "need_help"] | None = None
     """Material checkpoint only: the seed's material verdicts."""
+    option: str | None = None
+    """For a gate that offers choices (context overflow): the one chosen."""
     revised_data: dict | None = None
     note: str = Field("", max_length=MAX_NOTE_CHARS)
     answered_by: str = "user"
@@ -75,6 +77,9 @@ class Checkpoint(BaseModel):
     """The choices offered (for the material checkpoint: the seed's four verdicts)."""
     actions: list[str] = Field(default_factory=lambda: ["approve", "edit", "reject"])
     """Valid `action` values of the answer."""
+    choices: list[str] = Field(default_factory=list)
+    """Valid `option` values of the answer (`reprolab answer PAPER GATE OPTION`); empty
+    for a gate answered by its action alone."""
     sha256: str
     """sha256 of what is asked about; the answer must repeat it."""
     payload: dict = Field(default_factory=dict)
@@ -145,8 +150,32 @@ def _kept_nonce(request: Path, checkpoint: Checkpoint) -> str | None:
     return old.get("nonce") if same and isinstance(old.get("nonce"), str) else None
 
 
+def answer_command(checkpoint: Checkpoint) -> str:
+    """The command that answers this gate, as `reprolab status` and the stop line show it."""
+    if checkpoint.choices:
+        return (
+            f"reprolab answer {checkpoint.paper_id} {checkpoint.gate_id} OPTION "
+            f"(OPTION: {' | '.join(checkpoint.choices)})"
+        )
+    first = "approve" if "approve" in checkpoint.actions else checkpoint.actions[0]
+    others = [a for a in checkpoint.actions if a != first]
+    return f"reprolab {first} {checkpoint.paper_id} {checkpoint.gate_id}" + (
+        f" (or {'/'.join(others)})" if others else ""
+    )
+
+
 def waiting_message(checkpoint: Checkpoint) -> str:
     request = gate_request_path(Path(checkpoint.answer_file).parents[1], checkpoint.gate_id)
+    if checkpoint.choices or "approve" not in checkpoint.actions:
+        return (
+            f"WAITING FOR YOU: {checkpoint.kind.replace('_', ' ')} '{checkpoint.gate_id}' of "
+            f"paper '{checkpoint.paper_id}'.\n  {checkpoint.question}\n"
+            + "".join(f"  - {o}\n" for o in checkpoint.options)
+            + f"  Details: {request}\n  Answer with `{answer_command(checkpoint)}`, or write "
+            f"{checkpoint.answer_file} containing:\n"
+            f"    {json.dumps(checkpoint.answer_example)}\n"
+            "  then run the same snakemake command again. Other branches and papers go on."
+        )
     return (
         f"WAITING FOR YOU: {checkpoint.kind.replace('_', ' ')} '{checkpoint.gate_id}' of paper "
         f"'{checkpoint.paper_id}'.\n  {checkpoint.question}\n"
@@ -191,6 +220,11 @@ def read_decision(checkpoint: Checkpoint) -> Decision | None:
         raise GateError(
             f"{answer}: field 'action' is {decision.action!r}; gate '{checkpoint.gate_id}' "
             f"accepts {checkpoint.actions}"
+        )
+    if checkpoint.choices and decision.option not in checkpoint.choices:
+        raise GateError(
+            f"{answer}: field 'option' is {decision.option!r}; gate '{checkpoint.gate_id}' "
+            f"offers {checkpoint.choices}"
         )
     return decision
 

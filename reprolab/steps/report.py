@@ -11,6 +11,7 @@ from agents.planner import PlannerOutput
 from reprolab.artifacts import load_plan
 from reprolab.fileio import atomic_write_text, read_json
 from reprolab.report import html as report_html
+from reprolab.report import partial
 from reprolab.report.markdown import (
     assumptions_section,
     checks_section,
@@ -179,4 +180,21 @@ def write_report(run, inputs, out_report, out_html=None) -> None:
     md += gate_decisions_section(read_interactions(out_dir))
     md += flagged_passages_section(out_dir)
     md += history_section(out_dir, records.results)
+    md += partial.context_section(out_dir)  # what agents were not shown: never silent
     write_markdown_and_html(md, out_report, out_html, run.paper_id)
+    partial.remove_partial(out_dir)
+
+
+def write_partial_reports(config: dict, command: str) -> list[Path]:
+    """After a run that ended with an error: a PARTIAL report for every paper that did
+    not reach a current final report (the workflow's onerror)."""
+    from reprolab.settings import paper_entries
+
+    outputs = Path(config.get("outputs_dir", "outputs"))
+    written = []
+    for paper_id in paper_entries(config):
+        path = partial.write_partial_report(outputs / paper_id, command)
+        if path is not None:
+            written.append(path)
+            print(f"[reprolab] {paper_id} did not finish: PARTIAL report {path}")
+    return written

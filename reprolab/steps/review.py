@@ -10,10 +10,12 @@ from reprolab.errors import GateError
 from reprolab.events import log_event
 from reprolab.fileio import (
     atomic_write_json,
+    read_json,
     validate_as,
 )
 from reprolab.gates import consent, protocol
 from reprolab.settings import PaperRun
+from reprolab.steps import duplicates
 
 
 def reviewed_loop(
@@ -44,14 +46,21 @@ def reviewed_loop(
     while True:
         for _ in range(limit):
             attempt += 1
-            artifact = call_agent(
-                author,
-                stage_id=stage_id,
-                attempt=attempt,
-                context=author_context(feedback),
-                session=run.agents,
-                adaptations=adaptations,
-            )
+            ask = {"stage_id": stage_id, "session": run.agents, "adaptations": adaptations}
+            artifact = call_agent(author, attempt=attempt, context=author_context(feedback), **ask)
+            same = duplicates.earlier_same(stage_dir, name, artifact["output"], attempt)
+            if same is not None:  # never submitted twice: re-asked once, saying so
+                note = duplicates.refuse(run, stage_id, stage_dir, name, artifact, attempt, same)
+                feedback = "\n\n".join(f for f in (feedback, note) if f)
+                attempt += 1
+                artifact = call_agent(
+                    author, attempt=attempt, context=author_context(feedback), **ask
+                )
+                same = duplicates.earlier_same(stage_dir, name, artifact["output"], attempt)
+                if same is not None:  # again the same: a person decides, nothing is run
+                    duplicates.refuse(run, stage_id, stage_dir, name, artifact, attempt, same)
+                    artifact = read_json(same)
+                    break
             atomic_write_json(stage_dir / f"{name}.r{attempt}.json", artifact)
             problems = code_problems(artifact["output"])
             review = call_agent(

@@ -1,3 +1,19 @@
+from reprolab.steps.report import write_partial_reports
+import re
+import shlex
+
+# `snakemake --report` needs every report()-flagged file of the DAG to exist, so
+# only papers whose report was written flag it; the others (unfinished) have the
+# same rule without the flag, and so a campaign with an unfinished paper reports.
+REPORTED = [
+    p for p in PAPERS if Path(f"{OUT}/{p}/REPRODUCTION_REPORT_{p}.md").is_file()
+]
+
+
+def papers_regex(ids):
+    return "|".join(re.escape(p) for p in ids) or "(?!x)x"
+
+
 rule report:
     input:
         unpack(get_report_inputs),
@@ -14,9 +30,19 @@ rule report:
         ),
     log:
         f"{PAPER_OUT}/logs/report.log",
+    wildcard_constraints:
+        paper=papers_regex(REPORTED),
     localrule: True
     script:
         "../scripts/report.py"
+
+
+use rule report as report_first with:
+    output:
+        report=f"{PAPER_OUT}/REPRODUCTION_REPORT_{{paper}}.md",
+        html=f"{PAPER_OUT}/REPRODUCTION_REPORT_{{paper}}.html",
+    wildcard_constraints:
+        paper=papers_regex([p for p in PAPERS if p not in REPORTED]),
 
 
 rule debug_summary:
@@ -29,3 +55,8 @@ rule debug_summary:
     localrule: True
     script:
         "../scripts/debug_summary.py"
+
+
+onerror:
+    # Every stop has a report: a PARTIAL one for each paper that did not finish.
+    write_partial_reports(config, shlex.join(sys.argv))
