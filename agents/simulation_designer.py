@@ -51,6 +51,15 @@ class Sweep(AgentModel):
     order into the stage's outputs."""
 
 
+class DeclaredDimension(AgentModel):
+    """A dimension of the structure, compared with the geometry Meep built."""
+
+    name: str
+    """What it is, e.g. `spacer thickness` or `cylinder radius`."""
+    value: Annotated[float, Field(gt=0)]
+    """In units of a (a block's size along an axis, a cylinder's radius or height)."""
+
+
 class SimulationDesign(AgentModel):
     stage_id: StageId
     summary: str
@@ -83,6 +92,12 @@ class SimulationDesign(AgentModel):
     symmetric_outputs: list[Annotated[list[str], Field(min_length=2, max_length=2)]] = []
     """Pairs of output columns the structure's mirror symmetry makes equal, e.g.
     `[["T_left", "T_right"]]`; the run-time check compares each pair."""
+    conservation: Literal["closed", "absorbing", "open_radiating"] | None = None
+    """Which energy balance holds: `closed` (every channel monitored, lossless: R + T = 1),
+    `absorbing` (lossy materials: A = 1 - R - T >= 0), `open_radiating` (light leaves
+    through unmonitored channels, e.g. a bend or a scatterer: 1 - R - T is radiation)."""
+    declared_dimensions: list[DeclaredDimension] = []
+    """The structure's key dimensions; each must be the size of some object as built."""
 
 
 def context(

@@ -182,3 +182,65 @@ def test_richardson_estimate_by_hand(tmp_path):
     pos = next(q for q in qs if q["name"].endswith("position"))
     assert pos["error_estimate"] == pytest.approx(0.01 / 3, rel=1e-3)
     assert pos["status"] == "pass"
+
+
+def _lorentz(x, x0, w, h=1.0):
+    return h / (1 + ((x - x0) / (w / 2)) ** 2)
+
+
+def test_peak_height_scaled_is_a_failure_though_positions_agree():
+    """A peak scaled by 0.8 keeps its position: only its height says it is wrong."""
+    x = np.linspace(0.6, 0.8, 401)
+    paper = _lorentz(x, 0.7, 0.01)
+    res = compare_curve(list(x), list(paper), list(x), list(0.8 * paper))
+    (f,) = res["features"]
+    assert f["y_paper"] == pytest.approx(1.0) and f["y_sim"] == pytest.approx(0.8)
+    assert res["metrics"]["feature_height_rel"] == pytest.approx(0.2, rel=1e-3)
+    assert res["metrics"]["feature_shift_rel"] < 1e-6
+    assert classify_curve(res)["feature_height_rel"] == "FAILURE"
+    same = compare_curve(list(x), list(paper), list(x), list(paper))
+    assert set(classify_curve(same).values()) == {"SUCCESS"}
+
+
+def test_linewidth_twice_as_wide_fails():
+    """A resonance twice as broad (Q halved) at the same position and height."""
+    x = np.linspace(0.6, 0.8, 801)
+    res = compare_curve(
+        list(x), list(_lorentz(x, 0.7, 0.01)), list(x), list(_lorentz(x, 0.7, 0.02))
+    )
+    assert res["metrics"]["feature_width_rel"] == pytest.approx(1.0, rel=0.05)
+    assert classify_curve(res)["feature_width_rel"] == "FAILURE"
+
+
+@pytest.mark.parametrize(
+    ("kv", "expected_sim", "cls"),
+    [
+        ({"kind": "max_y", "value": 0.5}, 0.5, "SUCCESS"),
+        ({"kind": "max_y", "value": 0.6}, 0.5, "FAILURE"),
+        ({"kind": "x_of_max", "value": 0.701}, 0.7, "SUCCESS"),
+        ({"kind": "y_at_x", "x": 0.7, "value": 0.49}, 0.5, "PARTIAL"),
+        ({"kind": "min_y", "value": 0.0}, 0.0, "SUCCESS"),
+    ],
+)
+def test_key_values_read_off_the_reproduced_curve(kv, expected_sim, cls):
+    x = np.linspace(0.6, 0.8, 401)
+    y = 0.5 * np.exp(-(((x - 0.7) / 0.005) ** 2))
+    out = compare.key_value({"quantity": "T max", "unit": "1", **kv}, x, y)
+    assert out["sim"] == pytest.approx(expected_sim, abs=1e-3)
+    assert out["class"] == cls
+
+
+def test_recompute_catches_a_key_value_edited_in_the_file():
+    x = list(np.linspace(0.6, 0.8, 201))
+    y = list(0.5 * np.exp(-(((np.array(x) - 0.7) / 0.01) ** 2)))
+    curve = compare_curve(x, y, x, y)
+    curve["classes"] = classify_curve(curve)
+    curve["curve_id"] = "T"
+    curve["key_values"] = [
+        compare.key_value({"quantity": "T max", "kind": "max_y", "value": 0.5}, x, y)
+    ]
+    comparison = {"figures": [{"figure_id": "f", "classification": "SUCCESS", "curves": [curve]}]}
+    data = {("f", "T"): (x, y, x, y)}
+    assert compare.recompute_comparison(comparison, data) == []
+    curve["key_values"][0]["sim"] = 0.6
+    assert any("key value" in m for m in compare.recompute_comparison(comparison, data))

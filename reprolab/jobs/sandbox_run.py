@@ -16,6 +16,8 @@ import runpy
 import socket
 import sys
 
+from reprolab.physics.as_built import install_as_built_recorder
+
 MPI_INFO_FILE = ".mpi.json"
 
 
@@ -52,8 +54,9 @@ def _pid_namespace() -> str | None:
 
 def per_run_records(workdir: str) -> None:
     """What every run records in its folder, also each point of a packed sweep worker
-    (reprolab.jobs.sweep_worker): the MPI record."""
+    (reprolab.jobs.sweep_worker): the MPI record, and what Meep built."""
     record_mpi(workdir)
+    install_as_built_recorder(workdir)  # as_built.json: the simulation Meep built, per run
 
 
 def main(argv: list[str] | None = None) -> None:

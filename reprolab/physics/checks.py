@@ -9,23 +9,15 @@ from __future__ import annotations
 import csv
 import math
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 from reprolab import knowledge
 from reprolab.fileio import atomic_write_text
 from reprolab.physics import thresholds as th
+from reprolab.physics.check import Check
 
 NAN_LOG_PATTERN = "fields are NaN or Inf"
-
-
-@dataclass
-class Check:
-    name: str
-    status: str  # pass | warn | fail
-    detail: str
-    value: float | None = None
-    threshold: str = ""
 
 
 def read_numeric_csv(path: Path) -> dict[str, list[float]]:
@@ -64,14 +56,32 @@ def _range_check(name: str, values: list[float]) -> Check:
     )
 
 
-def spectrum_checks(path: Path, cols: dict[str, list[float]], lossless: bool) -> list[Check]:
+def spectrum_checks(
+    path: Path, cols: dict[str, list[float]], lossless: bool, conservation: str | None = None
+) -> list[Check]:
+    """Bounds of T/R, and the energy balance the design's `conservation` demands:
+    `closed` (all channels monitored: 1 = R + T when lossless), `absorbing` (A >= 0),
+    `open_radiating` (1 - R - T is radiation, reported; only a gain fails); without a
+    declaration, lossless materials are taken to mean a closed system."""
     checks = []
     for name in ("T", "R"):
         if name in cols:
             checks.append(_range_check(f"{name}:{path.name}", cols[name]))
+    checks += cross_section_checks(path, cols)
     if "T" in cols and "R" in cols:
         absorbed = [1 - r - t for r, t in zip(cols["R"], cols["T"], strict=True)]
-        if lossless:
+        if conservation == "open_radiating":
+            low, high = min(absorbed), max(absorbed)
+            checks.append(
+                Check(
+                    f"radiation_loss:{path.name}",
+                    "fail" if low < -th.RADIATION_NEGATIVE else "pass",
+                    f"open structure: radiated 1-R-T spans [{low:.3g}, {high:.3g}]",
+                    low,
+                    f"fail < -{th.RADIATION_NEGATIVE:g} (more out than in)",
+                )
+            )
+        elif lossless and conservation != "absorbing":
             lim = th.ENERGY_CONSERVATION
             err = max(abs(a) for a in absorbed)
             status = "fail" if err > lim.fail else "warn" if err > lim.warn else "pass"
@@ -106,6 +116,46 @@ def spectrum_checks(path: Path, cols: dict[str, list[float]], lossless: bool) ->
                 f"min k = {low:.3g} (Im ε ≥ 0 for a passive material)",
                 low,
                 "fail < 0",
+            )
+        )
+    return checks
+
+
+_XS = re.compile(r"^(?:sigma|C|Q)_(sca|abs|ext)\b", re.IGNORECASE)
+
+
+def cross_section_checks(path: Path, cols: dict[str, list[float]]) -> list[Check]:
+    """Scattering outputs (columns sigma_/C_/Q_ + sca/abs/ext): non-negative, and
+    extinction = scattering + absorption where all three are written."""
+    found: dict[str, str] = {}
+    for name in cols:
+        m = _XS.match(name)
+        if m:
+            found.setdefault(m[1].lower(), name)
+    if not found:
+        return []
+    scale = max(abs(v) for c in found.values() for v in cols[c]) or 1.0
+    low = min(min(cols[c]) for c in found.values()) / scale
+    checks = [
+        Check(
+            f"cross_section_nonnegative:{path.name}",
+            "fail" if low < -th.CROSS_SECTION_NEGATIVE else "pass",
+            f"smallest of {sorted(found.values())} = {low:.3g} of the largest",
+            low,
+            f"fail < -{th.CROSS_SECTION_NEGATIVE:g}",
+        )
+    ]
+    if len(found) == 3:
+        ext, sca, ab = (cols[found[k]] for k in ("ext", "sca", "abs"))
+        err = max(abs(e - s - a) for e, s, a in zip(ext, sca, ab, strict=True)) / scale
+        lim = th.EXTINCTION_SUM
+        checks.append(
+            Check(
+                f"extinction_sum:{path.name}",
+                "fail" if err > lim.fail else "warn" if err > lim.warn else "pass",
+                f"max |ext - sca - abs| = {err:.3g} of the largest cross-section",
+                err,
+                f"fail > {lim.fail:g}, warn > {lim.warn:g}",
             )
         )
     return checks
@@ -334,6 +384,8 @@ def run_checks(
         else:
             checks.append(Check(f"output_present:{name}", "pass", f"{info['bytes']} bytes"))
 
+    checks, lossless = _with_record(checks, workdir, design, lossless)
+    conservation = (design or {}).get("conservation")
     symmetric_pairs = (design or {}).get("symmetric_outputs", [])
     for name in expected_outputs:
         path = workdir / name
@@ -355,10 +407,23 @@ def run_checks(
             )
         )
         if not bad:
-            checks.extend(spectrum_checks(path, cols, lossless))
+            checks.extend(spectrum_checks(path, cols, lossless, conservation))
             checks.extend(output_checks(name, cols, design, symmetric_pairs))
 
     return summarise(checks, lossless, log)
+
+
+def _with_record(
+    checks: list[Check], workdir: Path, design: dict | None, lossless: bool
+) -> tuple[list[Check], bool]:
+    """The run-time record's checks (as_built.json); what Meep built decides loss."""
+    from reprolab.physics import record_checks as rc
+
+    built = rc.load_record(workdir)
+    if not built:
+        return checks, lossless
+    judged = rc.record_checks(built, design)
+    return rc.defer_static(checks, judged) + judged, rc.lossless(built)
 
 
 def summarise(checks: list[Check], lossless: bool, log: str = "") -> dict:

@@ -106,6 +106,56 @@ def refine_vertex(x: np.ndarray, y: np.ndarray, i: int) -> float:
     return float(min(max(vertex, x0), x2))
 
 
+def match_features(
+    paper_features: list[dict], sim_features: list[dict], scale: float
+) -> list[dict]:
+    """Each paper feature with the nearest reproduced one of its kind: position, shift,
+    height (relative to the paper curve's max |y|) and width."""
+    features = []
+    for pf in paper_features:
+        x0 = pf["x"]
+        candidates = [f for f in sim_features if f["kind"] == pf["kind"]]
+        entry = {
+            "kind": pf["kind"],
+            "x_paper": x0,
+            "y_paper": pf["y"],
+            "width_paper": pf["width"],
+        }
+        if not candidates:
+            features.append(
+                entry
+                | {
+                    "x_sim": None,
+                    "shift_rel": math.nan,
+                    "y_sim": None,
+                    "height_rel": math.nan,
+                    "width_sim": None,
+                    "width_rel": None,
+                }
+            )
+            continue
+        sf = min(candidates, key=lambda c: abs(c["x"] - x0))
+        width_rel = (
+            abs(sf["width"] - pf["width"]) / pf["width"]
+            if pf["width"] and sf["width"] is not None
+            else None
+        )
+        features.append(
+            entry
+            | {
+                "x_sim": sf["x"],
+                "shift_rel": abs(sf["x"] - x0) / abs(x0),
+                # the height of the matched extremum: a peak value scaled by 0.8 keeps
+                # its position, so position alone never sees it
+                "y_sim": sf["y"],
+                "height_rel": abs(sf["y"] - pf["y"]) / scale,
+                "width_sim": sf["width"],
+                "width_rel": width_rel,
+            }
+        )
+    return features
+
+
 def compare_curve(
     x_paper: list[float], y_paper: list[float], x_sim: list[float], y_sim: list[float]
 ) -> dict:
@@ -131,34 +181,14 @@ def compare_curve(
     y_range = float(np.ptp(yp)) or 1.0
     paper_features = find_features(xp, yp, FEATURE_PROMINENCE * y_range)
     sim_features = find_features(xs, ys, FEATURE_PROMINENCE * y_range / 2)
-    features = []
-    for pf in paper_features:
-        x0 = pf["x"]
-        candidates = [f for f in sim_features if f["kind"] == pf["kind"]]
-        entry = {"kind": pf["kind"], "x_paper": x0, "width_paper": pf["width"]}
-        if not candidates:
-            features.append(
-                entry | {"x_sim": None, "shift_rel": math.nan, "width_sim": None, "width_rel": None}
-            )
-            continue
-        sf = min(candidates, key=lambda c: abs(c["x"] - x0))
-        width_rel = (
-            abs(sf["width"] - pf["width"]) / pf["width"]
-            if pf["width"] and sf["width"] is not None
-            else None
-        )
-        features.append(
-            entry
-            | {
-                "x_sim": sf["x"],
-                "shift_rel": abs(sf["x"] - x0) / abs(x0),
-                "width_sim": sf["width"],
-                "width_rel": width_rel,
-            }
-        )
+    features = match_features(paper_features, sim_features, scale)
     shift = max((f["shift_rel"] for f in features), default=None)
+    height = max((f["height_rel"] for f in features), default=None)
+    widths = [f["width_rel"] for f in features if f["width_rel"] is not None]
     metrics = {
         "feature_shift_rel": shift,
+        "feature_height_rel": height,
+        "feature_width_rel": max(widths) if widths else None,
         "rms_rel": rms / scale,
         "max_abs_rel": max_abs / scale,
     }
@@ -172,6 +202,28 @@ def compare_curve(
         "features": features,
         "note": "" if coverage >= 0.95 else "reproduction covers under 95 % of the paper's x range",
     }
+
+
+def key_value(kv: dict, x_sim, y_sim) -> dict:
+    """A headline number of the paper (metadata `key_values`: y at x, x of the maximum
+    or minimum, the maximum or minimum y) read off the reproduced curve and classified
+    by its relative error (`thresholds.KEY_VALUE`)."""
+    order = np.argsort(x_sim)
+    xs, ys = np.asarray(x_sim, float)[order], np.asarray(y_sim, float)[order]
+    kind = kv["kind"]
+    if kind == "y_at_x":
+        inside = xs[0] <= kv["x"] <= xs[-1]
+        sim = float(np.interp(kv["x"], xs, ys)) if inside else math.nan
+    elif kind in ("x_of_max", "x_of_min"):
+        i = int(np.argmax(ys) if kind == "x_of_max" else np.argmin(ys))
+        sim = refine_vertex(xs, ys, i) if 0 < i < len(xs) - 1 else float(xs[i])
+    elif kind in ("max_y", "min_y"):
+        sim = float(np.max(ys) if kind == "max_y" else np.min(ys))
+    else:
+        return {**kv, "sim": None, "rel_error": None, "class": None}
+    value = kv["value"]
+    rel = abs(sim - value) / abs(value) if value else abs(sim - value)
+    return {**kv, "sim": sim, "rel_error": rel, "class": th.classify_value(th.KEY_VALUE, rel)}
 
 
 def classify_curve(result: dict) -> dict[str, str]:
@@ -250,6 +302,15 @@ def recompute_comparison(comparison: dict, curves: dict) -> list[str]:
                     f"{where}: classes stored {curve.get('classes')}, recomputed {fresh_classes}"
                 )
             classes += list(fresh_classes.values())
+            for kv in curve.get("key_values", []):
+                again = key_value(kv, curves[key][2], curves[key][3])
+                if kv.get("class") is not None:
+                    classes.append(again["class"])
+                if again["class"] != kv.get("class") or not _close(kv.get("sim"), again["sim"]):
+                    mismatches.append(
+                        f"{where}: key value '{kv['quantity']}' stored {kv.get('sim')} "
+                        f"({kv.get('class')}), recomputed {again['sim']} ({again['class']})"
+                    )
         expected = th.worst(classes)
         if fig.get("classification") != expected:
             mismatches.append(
@@ -276,6 +337,9 @@ def comparison_numbers(comparison: dict) -> dict[str, float]:
                     "x_paper",
                     "x_sim",
                     "shift_rel",
+                    "y_paper",
+                    "y_sim",
+                    "height_rel",
                     "width_paper",
                     "width_sim",
                     "width_rel",

@@ -167,6 +167,11 @@ def _run_stop_findings(tree: ast.Module, consts: Consts) -> list[Check]:
     return findings
 
 
+def _truthy_constant(node: ast.Name, consts: Consts) -> bool:
+    value = consts.eval(node)
+    return value is not None and bool(value)
+
+
 def _pml_all_round(tree: ast.Module) -> bool:
     """Whether some PML layer has no direction, i.e. covers every side."""
     return any(kwarg(c, "direction") is None for c in calls(tree, "PML"))
@@ -194,7 +199,12 @@ def _plane_wave_findings(tree: ast.Module, consts: Consts) -> list[Check]:
         flags = [kwarg(call, "is_integrated")]
         if isinstance(src_time, ast.Call):
             flags.append(kwarg(src_time, "is_integrated"))
-        ok = any(isinstance(f, ast.Constant) and f.value is True for f in flags)
+        # a named constant (INTEGRATED = True) counts: the code prompt asks for names
+        ok = any(
+            (isinstance(f, ast.Constant) and f.value is True)
+            or (isinstance(f, ast.Name) and _truthy_constant(f, consts))
+            for f in flags
+        )
         if extended and not ok:
             findings.append(
                 finding(

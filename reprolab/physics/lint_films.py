@@ -17,7 +17,7 @@ from reprolab.physics.lint_ast import Consts, calls, dotted, finding, kwarg
 _DISPERSIVE_KWARGS = {"E_susceptibilities", "H_susceptibilities", "D_conductivity"}
 # A face closer than this (pixels) to a grid point counts as on it: which side the
 # point falls is then decided by rounding.
-ON_GRID_PX = 0.01
+ON_GRID_PX = th.FILM_ON_GRID_PX
 
 
 def _dispersive(node: ast.AST | None, consts: Consts) -> str | None:

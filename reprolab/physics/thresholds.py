@@ -30,6 +30,18 @@ DISCREPANCY_THRESHOLDS: tuple[Band, ...] = (
         0.03,
     ),
     Band(
+        "feature_height_rel",
+        "largest difference of a matched peak/dip value / max abs(y_paper)",
+        0.05,
+        0.15,
+    ),
+    Band(
+        "feature_width_rel",
+        "largest relative difference of a matched peak/dip width (linewidth, hence Q)",
+        0.15,
+        0.35,
+    ),
+    Band(
         "rms_rel",
         "RMS difference over the paper's x range / max abs(y_paper)",
         0.03,
@@ -42,6 +54,10 @@ DISCREPANCY_THRESHOLDS: tuple[Band, ...] = (
         0.20,
     ),
 )
+
+# A headline number of the paper (metadata key_values) read off the reproduced curve:
+# |simulated - paper| / |paper|.
+KEY_VALUE = Band("key_value_rel", "relative error of a key value the paper states", 0.02, 0.05)
 
 CLASSIFICATIONS = ("SUCCESS", "PARTIAL", "FAILURE")
 
@@ -69,7 +85,7 @@ def format_thresholds_table() -> str:
         "| metric | meaning | SUCCESS ≤ | PARTIAL ≤ | otherwise |",
         "|---|---|---|---|---|",
     ]
-    for b in DISCREPANCY_THRESHOLDS:
+    for b in (*DISCREPANCY_THRESHOLDS, KEY_VALUE):
         rows.append(
             f"| `{b.metric}` | {b.description} | {b.acceptable:g} | {b.investigate:g} | FAILURE |"
         )
@@ -104,6 +120,8 @@ PML_MIN_PIXELS = 5.0
 PML_MIN_WAVELENGTHS = 0.5
 # Thin dispersive (metal) layers: warn under this many pixels across the layer.
 THIN_LAYER_MIN_PIXELS = 10.0
+# A film face closer than this (pixels) to a grid point counts as on it.
+FILM_ON_GRID_PX = 0.01
 # Reported frequencies must lie within fcen ± factor·fwidth (fail beyond 0.6, warn 0.5).
 SOURCE_BAND = CheckLimit(fail=0.6, warn=0.5)
 # Incident flux below this fraction of its peak at a reported frequency (lower is worse).
@@ -129,3 +147,25 @@ MAX_BACKTRACKS = 2
 MAX_EXECUTION_FAILURES = 2  # per stage; the paper's total is kept and never reset
 MAX_PHYSICS_FAILURES = 2  # per stage; then the supervisor decides (physics_stuck)
 MAX_TOTAL_RUNTIME_HOURS = 8.0  # simulation time per paper; later stages are blocked
+
+# Run-time record (as_built.json) checks. Pixels per shortest monitored wavelength in the
+# densest material as built: the held-out probe saw T/R off by 0.2-0.5 at 8.5-11 px, so
+# the record fails under 12 (the static lint's PPW stays the early warning).
+PPW_AS_BUILT = CheckLimit(fail=12.0, warn=15.0)
+# PML thickness in wavelengths at the centre of the monitored (or source) band, as
+# built: fail under this (warn under PML_MIN_WAVELENGTHS). Meep's own tutorials run
+# 0.15 λ (waveguide bend) and 0.3 λ (ring resonator). A thin PML's reflection feeds a
+# resonance and biases Q high, so Harminv runs need PML_RESONANCE_WAVELENGTHS.
+PML_FAIL_WAVELENGTHS = 0.1
+PML_RESONANCE_WAVELENGTHS = 0.25
+# Final / peak field energy of the last run of a simulation that has flux or DFT
+# monitors (an |E|^2 ratio, like Meep's field-decay lines): same limits as FIELD_DECAY.
+ENERGY_DECAY = CheckLimit(fail=1e-4, warn=1e-6)
+# A declared dimension matches a built object within this relative difference.
+GEOMETRY_DECLARED_REL = 1e-2
+# Cross-sections (sigma_/C_/Q_ with _sca, _abs, _ext): negative beyond this fraction of
+# the largest extinction fails; |ext - sca - abs| / max ext above fail / warn.
+CROSS_SECTION_NEGATIVE = 1e-3
+EXTINCTION_SUM = CheckLimit(fail=2e-2, warn=5e-3)
+# Open / radiating designs: 1 - R - T is radiation (reported); below -this it is a gain.
+RADIATION_NEGATIVE = 1e-2

@@ -44,10 +44,16 @@ def compare_stage(run, design_path, checks_path, out_comparison) -> None:
             continue
         entry.update(compare.compare_curve(xp, yp, xs, ys))
         entry["classes"] = compare.classify_curve(entry)
+        entry["key_values"] = [
+            compare.key_value(kv.model_dump(), xs, ys)
+            for kv in getattr(run.paper.meta, "key_values", [])
+            if (kv.figure, kv.curve) == (fo.figure_id, fo.curve_id) and kv.kind != "other"
+        ]
         entry["sim"] = {"x": xs, "y": ys}
         fig["curves"].append(entry)
     for fig in figures.values():
         classes = [c for curve in fig["curves"] for c in curve["classes"].values()]
+        classes += [kv["class"] for c in fig["curves"] for kv in c.get("key_values", [])]
         fig["classification"] = th.worst(classes)
         fig["overlay"] = plots.overlay(
             run.paper, fig, stage_dir / f"overlay_{fig['figure_id']}.png"

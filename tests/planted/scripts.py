@@ -22,6 +22,10 @@ def slab_script(
     offset_px: float = 0.25,
     bragg_pairs: int = 0,
     band_um: tuple[float, float] = (0.45, 0.9),
+    fwidth_factor: float = 1.5,
+    stop: str = "fields",
+    film_style: str = "literal",
+    declared_um: float | None = None,
 ) -> tuple[str, dict]:
     """T and R of a slab (n = 2.0, or a `meep.materials` medium such as fused_quartz or
     Ag) in air, 1D; with `bragg_pairs`, a quarter-wave stack (n = 2.0 / 1.45 at 0.65 µm)
@@ -29,10 +33,20 @@ def slab_script(
 
     The slab sits `offset_px` pixels off the cell centre: a quarter pixel keeps the faces
     of a dispersive layer off the grid (no subpixel smoothing there); 0 puts them on it.
+    `film_style` writes the layer as a literal import, `getattr(meep.materials, NAME)`
+    or a centre computed by a function; `stop` picks the stop condition (fields,
+    energy, dft decayed or a fixed time `fixed:T`); `declared_um` is the thickness the
+    design declares (the built one is `thickness_um`).
     """
     dispersive = material != "const"
     mat_import = f"from meep.materials import {material}" if dispersive else ""
     mat = material if dispersive else "mp.Medium(index=N_SLAB)"
+    centre = f"{offset_px} / RESOLUTION"
+    if dispersive and film_style == "getattr":
+        mat_import = "import meep.materials"
+        mat = f"getattr(mp.materials, {material!r}.strip())"
+    elif film_style == "computed":
+        centre = "z_centre()"
     if bragg_pairs:
         geometry = textwrap.dedent(
             f"""
@@ -49,8 +63,13 @@ def slab_script(
         )
     else:
         geometry = (
-            f"slab = [mp.Block(size=mp.Vector3(mp.inf, mp.inf, {thickness_um}), "
-            f"center=mp.Vector3(z={offset_px} / RESOLUTION), material={mat})]\n"
+            (
+                f"\n\ndef z_centre():\n    return {offset_px} * (1 / RESOLUTION)\n\n\n"
+                if film_style == "computed"
+                else ""
+            )
+            + f"slab = [mp.Block(size=mp.Vector3(mp.inf, mp.inf, {thickness_um}), "
+            f"center=mp.Vector3(z={centre}), material={mat})]\n"
         )
     wl_lo, wl_hi = band_um
     header = textwrap.dedent(
@@ -68,10 +87,11 @@ def slab_script(
         DECAY_BY = {decay_by}
         F_MIN, F_MAX = 1 / {wl_hi}, 1 / {wl_lo}
         FCEN, DF = 0.5 * (F_MIN + F_MAX), F_MAX - F_MIN
+        FWIDTH = {fwidth_factor} * DF
         NFREQ = 60
         SZ = 2 * PML_UM + 4.0
         cell = mp.Vector3(0, 0, SZ)
-        sources = [mp.Source(mp.GaussianSource(FCEN, fwidth=1.5 * DF), component=mp.Ex,
+        sources = [mp.Source(mp.GaussianSource(FCEN, fwidth=FWIDTH), component=mp.Ex,
                              center=mp.Vector3(z=-0.5 * SZ + PML_UM + 0.3))]
         {{geometry}}
         Z_REFL, Z_TRAN = -0.5 * SZ + PML_UM + 0.6, 0.5 * SZ - PML_UM - 0.3
@@ -86,8 +106,7 @@ def slab_script(
 
 
         def go(sim):
-            sim.run(until_after_sources=mp.stop_when_fields_decayed(
-                5, mp.Ex, mp.Vector3(z=Z_TRAN), DECAY_BY))
+            sim.run(until_after_sources={{stop}})
 
         '''
     )
@@ -136,7 +155,7 @@ def slab_script(
         "resolution": resolution,
         "pml_thickness": pml_um,
         "source_fcen": 0.5 * (f_min + f_max),
-        "source_fwidth": 1.5 * (f_max - f_min),
+        "source_fwidth": fwidth_factor * (f_max - f_min),
         "materials": ["slab"],
         "output_specifications": [{"file": "spectrum.csv", "columns": ["wavelength_um", "T", "R"]}],
         "figure_outputs": [
@@ -149,7 +168,18 @@ def slab_script(
             }
         ],
     }
-    return header.replace("{geometry}", geometry) + body, design
+    design["conservation"] = "absorbing" if material == "Ag" else "closed"
+    design["declared_dimensions"] = (
+        [] if bragg_pairs else [{"name": "slab", "value": declared_um or thickness_um}]
+    )
+    stops = {
+        "fields": "mp.stop_when_fields_decayed(5, mp.Ex, mp.Vector3(z=Z_TRAN), DECAY_BY)",
+        "energy": "mp.stop_when_energy_decayed(5, DECAY_BY)",
+        "dft": "mp.stop_when_dft_decayed(DECAY_BY, 0, 2000)",
+    }
+    cond = stops.get(stop) or stop.removeprefix("fixed:")
+    code = header.replace("{geometry}", geometry).replace("{stop}", cond)
+    return code + body, design
 
 
 def plane_wave_script(*, integrated: bool = True) -> tuple[str, dict]:

@@ -1,0 +1,356 @@
+"""Checks that judge the run-time record (`as_built.json`, written by `as_built`).
+
+The static lint reads the script before it runs (an early, cheap warning); these read
+the object Meep constructed, so a constant written through a name, `getattr`, a loop
+or a computed centre is judged the same as a literal. Every check is named
+`built:<what>` and carries its number and threshold.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from reprolab.physics import thresholds as th
+from reprolab.physics.check import Check
+
+RECORD_FILE = "as_built.json"
+
+
+def load_record(workdir: Path) -> list[dict]:
+    """The simulations of a run (a sweep's points each have their own record)."""
+    sims = []
+    for path in [workdir / RECORD_FILE] + sorted(workdir.glob(f"points/*/{RECORD_FILE}")):
+        if path.is_file():
+            try:
+                sims += json.loads(path.read_text(encoding="utf-8"))["simulations"]
+            except (OSError, ValueError, KeyError):
+                continue
+    return sims
+
+
+def _status_low(value: float, lim: th.CheckLimit) -> str:
+    return "fail" if value < lim.fail else "warn" if value < lim.warn else "pass"
+
+
+def _status_high(value: float, lim: th.CheckLimit) -> str:
+    return "fail" if value > lim.fail else "warn" if value > lim.warn else "pass"
+
+
+def _label(sim: dict) -> str:
+    return f"simulation {sim['index']}"
+
+
+def _measures(sim: dict) -> bool:
+    """Has flux/DFT monitors (what a run's spectra come from)."""
+    return any(m["kind"] != "energy" for m in sim.get("monitors", []))
+
+
+def _resonance(sim: dict) -> bool:
+    return any(r.get("harminv") for r in sim["runs"])
+
+
+def _materials(sim: dict) -> list[dict]:
+    return [sim["default_material"]] + [g["material"] for g in sim.get("geometry", [])]
+
+
+def lossless(sims: list[dict]) -> bool:
+    """No lossy material (conductivity or a damped susceptibility) in any measuring run."""
+    return not any(m.get("lossy") for s in sims if _measures(s) for m in _materials(s))
+
+
+def resolution_check(sims: list[dict]) -> Check | None:
+    worst = None
+    for s in sims:
+        if not (_measures(s) or _resonance(s)) or not s.get("band"):
+            continue
+        ns = [m.get("n_max") for m in _materials(s) if not m.get("negative_eps")]
+        n_max = max([n for n in ns if n] + [1.0])
+        ppw = s["resolution"] / s["band"][1] / n_max
+        if worst is None or ppw < worst[0]:
+            worst = (ppw, s, n_max)
+    if worst is None:
+        return None
+    ppw, s, n_max = worst
+    return Check(
+        "built:resolution_ppw",
+        _status_low(ppw, th.PPW_AS_BUILT),
+        f"{_label(s)}: resolution {s['resolution']:g}/a, shortest monitored wavelength "
+        f"{1 / s['band'][1]:.4g} a, densest material n = {n_max:.4g}: {ppw:.3g} pixels per "
+        "wavelength (below the fail level only a converged 2x run can stand)",
+        round(ppw, 3),
+        f"fail < {th.PPW_AS_BUILT.fail:g}, warn < {th.PPW_AS_BUILT.warn:g}",
+    )
+
+
+def pml_check(sims: list[dict]) -> Check | None:
+    worst = None
+    for s in sims:
+        resonance = _resonance(s)
+        need = th.PML_RESONANCE_WAVELENGTHS if resonance else th.PML_FAIL_WAVELENGTHS
+        for layer in s.get("boundary_layers", []):
+            if layer["kind"] != "PML":
+                continue
+            wl = layer["wavelengths"]
+            bad = layer["pixels"] < th.PML_MIN_PIXELS or (wl is not None and wl < need)
+            warn = wl is not None and wl < th.PML_MIN_WAVELENGTHS
+            rank = (bad, warn, -(wl or 0))
+            if worst is None or rank > worst[0]:
+                worst = (rank, s, layer, need, resonance)
+    if worst is None:
+        return None
+    (bad, warn, _), s, layer, need, resonance = worst
+    wl = layer["wavelengths"]
+    return Check(
+        "built:pml_thickness",
+        "fail" if bad else "warn" if warn else "pass",
+        f"{_label(s)}: thinnest PML {layer['thickness']:g} a on the {layer['side']} "
+        f"{layer['axis']} side = {layer['pixels']:.3g} pixels"
+        + (f" = {wl:.3g} wavelengths at the band centre" if wl is not None else "")
+        + (" (a resonance run: PML reflection biases Q)" if resonance else ""),
+        round(wl, 4) if wl is not None else None,
+        f"fail < {th.PML_MIN_PIXELS:g} pixels or < {need:g} λ, warn < {th.PML_MIN_WAVELENGTHS:g} λ",
+    )
+
+
+def plane_wave_check(sims: list[dict]) -> Check | None:
+    crossing = [
+        (s, src) for s in sims for src in s["sources"] if src["reaches_pml"] and src["fcen"]
+    ]
+    if not crossing:
+        n = sum(len(s["sources"]) for s in sims)
+        return Check(
+            "built:plane_wave_is_integrated",
+            "pass",
+            f"none of {n} source(s) reaches the PML (compact sources are not plane waves)",
+            0,
+            "fail: a source that reaches the PML without is_integrated",
+        )
+    bad = [(s, src) for s, src in crossing if src["kind"] == "Source" and not src["is_integrated"]]
+    s, src = (bad or crossing)[0]
+    return Check(
+        "built:plane_wave_is_integrated",
+        "fail" if bad else "pass",
+        f"{_label(s)}: {src['kind']} of size {src['size']} at {src['center']} reaches the "
+        f"PML; is_integrated={src['is_integrated']}"
+        + (" (a source through PML needs is_integrated=True)" if bad else ""),
+        len(bad),
+        "fail: a source that reaches the PML without is_integrated",
+    )
+
+
+def source_band_check(sims: list[dict]) -> Check | None:
+    worst = None
+    for s in sims:
+        gauss = [x for x in s["sources"] if x["fwidth"] and x["fcen"]]
+        freqs = [f for m in s.get("monitors", []) for f in m["freqs"]]
+        if not gauss or not freqs:
+            continue
+        src = max(gauss, key=lambda x: x["fwidth"])
+        reach = max(abs(f - src["fcen"]) for f in freqs) / src["fwidth"]
+        if worst is None or reach > worst[0]:
+            worst = (reach, s, src, freqs)
+    if worst is None:
+        return None
+    reach, s, src, freqs = worst
+    return Check(
+        "built:source_bandwidth",
+        _status_high(reach, th.SOURCE_BAND),
+        f"{_label(s)}: monitors {min(freqs):.4g}-{max(freqs):.4g} c/a, source "
+        f"{src['fcen']:.4g} ± {src['fwidth'] / 2:.4g}: farthest monitored frequency "
+        f"{reach:.3g}·fwidth from fcen",
+        round(reach, 4),
+        f"fail > {th.SOURCE_BAND.fail:g}·fwidth, warn > {th.SOURCE_BAND.warn:g}·fwidth",
+    )
+
+
+def field_decay_check(sims: list[dict]) -> Check | None:
+    """Energy decay of the last run of every measuring simulation, whatever stopped it."""
+    worst = None
+    for s in sims:
+        if not _measures(s) or not s["runs"]:
+            continue
+        if all(x["time"] == "ContinuousSource" for x in s["sources"]):
+            continue  # a CW steady state never decays, by design
+        run = s["runs"][-1]
+        decay = run["energy_decay"]
+        if decay is not None and (worst is None or decay > worst[0]):
+            worst = (decay, s, run)
+    if worst is None:
+        return None
+    decay, s, run = worst
+    stop = run["stop"]
+    return Check(
+        "built:field_decay",
+        _status_high(decay, th.ENERGY_DECAY),
+        f"{_label(s)}: field energy at the end / its peak = {decay:.3g} "
+        f"(stop: {json.dumps(stop)}, t = {run['sim_time']:.4g})",
+        decay,
+        f"fail > {th.ENERGY_DECAY.fail:g}, warn > {th.ENERGY_DECAY.warn:g}",
+    )
+
+
+def valid_range_check(sims: list[dict]) -> Check | None:
+    found = []
+    for s in sims:
+        if not _measures(s) or not s.get("band"):
+            continue
+        lo, hi = s["band"]
+        for g in s.get("geometry", []):
+            vr = g["material"].get("valid_range")
+            if g["material"].get("dispersive") and vr:
+                found.append((lo < vr[0] or hi > vr[1], s, vr, lo, hi))
+    if not found:
+        return None
+    bad = [f for f in found if f[0]]
+    _, s, vr, lo, hi = (bad or found)[0]
+    return Check(
+        "built:materials_valid_range",
+        "fail" if bad else "pass",
+        f"{_label(s)}: monitored {lo:.4g}-{hi:.4g} c/a; dispersive model valid "
+        f"{vr[0]:.4g}-{vr[1]:.4g} c/a",
+        len(bad),
+        "fail: a monitored frequency outside a material model's valid range",
+    )
+
+
+def film_check(sims: list[dict]) -> Check | None:
+    """Dispersive blocks get no subpixel smoothing: both faces on grid points adds a pixel."""
+    worst = None
+    for s in sims:
+        for g in s.get("geometry", []):
+            if not g["material"].get("dispersive") or not g.get("faces"):
+                continue
+            face = min(g["faces"], key=lambda f: f["thickness"])
+            on = [abs(o) < th.FILM_ON_GRID_PX for o in face["face_offsets_px"]]
+            rank = sum(on)
+            if worst is None or rank > worst[0]:
+                worst = (rank, s, g, face)
+    if worst is None:
+        return None
+    rank, s, g, face = worst
+    offs = face["face_offsets_px"]
+    return Check(
+        "built:film_faces_off_grid",
+        "fail" if rank == 2 else "warn" if rank else "pass",
+        f"{_label(s)}: dispersive {g['kind']} {face['thickness']:.4g} a along {face['axis']} "
+        f"({face['pixels']:.3g} pixels): faces {offs[0]:+.3g} and {offs[1]:+.3g} pixels "
+        "from the nearest grid point",
+        round(min(abs(o) for o in offs), 4),
+        f"fail: both faces within {th.FILM_ON_GRID_PX:g} px of grid points, warn: one",
+    )
+
+
+def normalisation_check(sims: list[dict], outputs_ratio: bool) -> Check | None:
+    """T/R need an incident (normalisation) run or mode coefficients: >= 2 flux runs."""
+    if not outputs_ratio:
+        return None
+    flux = [s for s in sims if any(m["kind"] == "flux" for m in s.get("monitors", []))]
+    modes = any(m["kind"] == "mode" for s in sims for m in s.get("monitors", []))
+    if not flux or modes:
+        return None
+    return Check(
+        "built:normalisation_run",
+        "fail" if len(flux) < 2 else "pass",
+        f"{len(flux)} simulation(s) with flux monitors ran"
+        + (": T/R without an incident run are not normalised" if len(flux) < 2 else ""),
+        len(flux),
+        "fail < 2 flux runs for T/R outputs (one incident run, one with the structure)",
+    )
+
+
+def _sizes(g: dict) -> list[float]:
+    out = [x for x in g.get("size") or [] if x]
+    if "radius" in g:
+        out += [g["radius"], 2 * g["radius"]]
+    if g.get("height"):
+        out.append(g["height"])
+    return out
+
+
+def declared_geometry_check(sims: list[dict], declared: list[dict]) -> Check | None:
+    """Each dimension the design declares is the size of some object as built."""
+    if not declared:
+        return None
+    built = [x for s in sims for g in s.get("geometry", []) for x in _sizes(g)]
+    missing = []
+    for d in declared:
+        v = float(d["value"])
+        if not any(abs(b - v) <= th.GEOMETRY_DECLARED_REL * abs(v) + 1e-12 for b in built):
+            near = min(built, key=lambda b: abs(b - v)) if built else None
+            missing.append(f"{d['name']} = {v:g} a (nearest built size {near})")
+    return Check(
+        "built:geometry_as_declared",
+        "fail" if missing else "pass",
+        ("not built: " + "; ".join(missing))
+        if missing
+        else f"all {len(declared)} declared dimensions found in the built geometry",
+        len(missing),
+        f"fail: a declared dimension matched by no object within {th.GEOMETRY_DECLARED_REL:g}",
+    )
+
+
+def harminv_summary(sims: list[dict]) -> Check | None:
+    modes = [m for s in sims for r in s["runs"] for h in r.get("harminv", []) for m in h["modes"]]
+    if not modes:
+        return None
+    return Check(
+        "built:harminv_modes",
+        "pass",
+        "; ".join(f"f = {m['freq']:.6g}, Q = {m['Q']:.4g}" for m in modes[:6]),
+        len(modes),
+        "recorded",
+    )
+
+
+def record_checks(sims: list[dict], design: dict | None) -> list[Check]:
+    """Every check of the run-time record (none when the run left no record)."""
+    design = design or {}
+    cols = {c for o in design.get("output_specifications", []) for c in o.get("columns", [])}
+    found = [
+        resolution_check(sims),
+        pml_check(sims),
+        plane_wave_check(sims),
+        source_band_check(sims),
+        field_decay_check(sims),
+        valid_range_check(sims),
+        film_check(sims),
+        normalisation_check(sims, bool(cols & {"T", "R"})),
+        declared_geometry_check(sims, design.get("declared_dimensions") or []),
+        harminv_summary(sims),
+    ]
+    return [c for c in found if c is not None]
+
+
+# Static findings whose concern a record check judges from what Meep built.
+STATIC_JUDGED_BY = {
+    "resolution_ppw": "built:resolution_ppw",
+    "pml_thickness": "built:pml_thickness",
+    "lint:pml_pixels": "built:pml_thickness",
+    "lint:plane_wave_is_integrated": "built:plane_wave_is_integrated",
+    "lint:film_faces_off_grid": "built:film_faces_off_grid",
+    "lint:decay_tolerance": "built:field_decay",
+    "lint:early_stop_pitfall": "built:field_decay",
+    "lint:fixed_run_time": "built:field_decay",
+    "lint:normalisation_run": "built:normalisation_run",
+}
+
+
+def defer_static(checks: list[Check], judged: list[Check]) -> list[Check]:
+    """A static reading the record judges stays an early warning: its `fail` becomes
+    `warn`, naming the record check that decides (a constant written through a name
+    or a computed centre is no reason to fail a run that built the right thing)."""
+    names = {c.name for c in judged}
+    out = []
+    for c in checks:
+        by = STATIC_JUDGED_BY.get(c.name)
+        if c.status == "fail" and by in names:
+            c = Check(
+                c.name,
+                "warn",
+                f"{c.detail} [static reading; decided by {by}]",
+                c.value,
+                c.threshold,
+            )
+        out.append(c)
+    return out

@@ -1,0 +1,173 @@
+"""The planted-failure corpus: planted mistakes with the checks that must name them, and
+correct runs (closed, absorbing and open structures) that must raise no failure.
+
+`run_corpus(folder)` runs every case in one Python process (tests.planted.driver: Meep
+imported once, the run-time recorder installed as the sandbox does) and judges each
+with the same `checks.run_checks` the pipeline uses, static lint included.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from reprolab.physics import checks, lint
+from tests.planted.scripts import plane_wave_script, slab_script
+from tests.planted.scripts2d import bend_script, cylinder_script, ring_script
+
+MATERIALS = [{"material_id": "slab", "index": 2.0}]
+
+
+def ag_film(offset_px: float, style: str = "literal", band=(0.45, 0.8)) -> tuple[str, dict]:
+    """40 nm of meep.materials.Ag (8 pixels at 200 px/µm; Ag is stable from 50)."""
+    return slab_script(
+        material="Ag",
+        thickness_um=0.04,
+        resolution=200,
+        band_um=band,
+        offset_px=offset_px,
+        film_style=style,
+    )
+
+
+def named_false_plane_wave() -> tuple[str, dict]:
+    code, design = plane_wave_script(integrated=True)
+    code = code.replace("is_integrated=True", "is_integrated=INTEGRATED")
+    return code.replace("PML_UM = 1.0", "PML_UM = 1.0\nINTEGRATED = False"), design
+
+
+def named_true_plane_wave() -> tuple[str, dict]:
+    code, design = plane_wave_script(integrated=True)
+    code = code.replace("is_integrated=True", "is_integrated=INTEGRATED")
+    return code.replace("PML_UM = 1.0", "PML_UM = 1.0\nINTEGRATED = True"), design
+
+
+BRAGG = {"bragg_pairs": 8}
+# name: (script and design, the checks that must fail: each names the planted cause)
+PLANTED = {
+    "missing_normalisation": (slab_script(normalise=False), ["built:normalisation_run"]),
+    "reflection_without_subtraction": (
+        slab_script(subtract_incident=False),
+        ["bounds_R:spectrum.csv", "lint:incident_field_subtracted"],
+    ),
+    "early_stop_fields_1e-2": (
+        slab_script(decay_by=1e-2, **BRAGG),
+        ["built:field_decay", "field_decay"],
+    ),
+    "early_stop_energy_1e-2": (
+        slab_script(decay_by=1e-2, stop="energy", **BRAGG),
+        ["built:field_decay"],
+    ),
+    "early_stop_fixed_time": (slab_script(stop="fixed:10", **BRAGG), ["built:field_decay"]),
+    "early_stop_dft_tol": (slab_script(decay_by=0.05, stop="dft", **BRAGG), ["built:field_decay"]),
+    "pml_two_pixels": (slab_script(pml_um=0.02), ["built:pml_thickness"]),
+    "pml_tenth_wavelength": (slab_script(pml_um=0.05), ["built:pml_thickness"]),
+    "resolution_3_ppw": (slab_script(resolution=12), ["built:resolution_ppw"]),
+    "resolution_10_ppw": (slab_script(resolution=45), ["built:resolution_ppw"]),
+    "resolution_10_ppw_bragg": (slab_script(resolution=50, **BRAGG), ["built:resolution_ppw"]),
+    "fused_quartz_outside_range": (
+        slab_script(material="fused_quartz", band_um=(0.15, 0.3), resolution=300),
+        ["built:materials_valid_range"],
+    ),
+    "ag_outside_range": (ag_film(0.25, band=(0.15, 0.24)), ["built:materials_valid_range"]),
+    "plane_wave_not_integrated": (
+        plane_wave_script(integrated=False),
+        ["built:plane_wave_is_integrated"],
+    ),
+    "plane_wave_named_false": (named_false_plane_wave(), ["built:plane_wave_is_integrated"]),
+    "film_on_grid_literal": (ag_film(0.0), ["built:film_faces_off_grid"]),
+    "film_on_grid_getattr": (ag_film(0.0, "getattr"), ["built:film_faces_off_grid"]),
+    "film_on_grid_computed_centre": (ag_film(0.0, "computed"), ["built:film_faces_off_grid"]),
+    "source_too_narrow_0.3": (slab_script(fwidth_factor=0.3), ["built:source_bandwidth"]),
+    "source_too_narrow_0.7": (slab_script(fwidth_factor=0.7), ["built:source_bandwidth"]),
+    "spacer_200_in_180_design": (
+        slab_script(thickness_um=0.2, declared_um=0.18),
+        ["built:geometry_as_declared"],
+    ),
+    "bend_without_normalisation": (bend_script(normalise=False), ["built:normalisation_run"]),
+    "bend_under_resolved": (bend_script(resolution=6), ["built:resolution_ppw"]),
+    "bend_thin_pml": (bend_script(pml=0.5), ["built:pml_thickness"]),
+    "cylinder_sca_normalised_twice": (
+        cylinder_script(sca_factor=0.5),
+        ["extinction_sum:spectrum.csv"],
+    ),
+    "cylinder_absorption_sign": (
+        cylinder_script(abs_sign=-1),
+        ["cross_section_nonnegative:spectrum.csv"],
+    ),
+    "ring_q_thin_pml": (ring_script(pml=1.0), ["built:pml_thickness"]),
+}
+CORRECT = {
+    "slab": slab_script(),
+    "slab_res_200": slab_script(resolution=200),
+    "slab_fused_quartz_in_range": slab_script(material="fused_quartz"),
+    "slab_energy_decayed": slab_script(stop="energy"),
+    "slab_dft_decayed": slab_script(stop="dft", decay_by=1e-8),
+    "slab_fixed_long": slab_script(stop="fixed:300"),
+    "bragg_stack_decayed": slab_script(**BRAGG),
+    "plane_wave_is_integrated": plane_wave_script(),
+    "plane_wave_named_true": named_true_plane_wave(),
+    "film_off_grid_literal": ag_film(0.25),
+    "film_off_grid_getattr": ag_film(0.25, "getattr"),
+    "film_off_grid_computed_centre": ag_film(0.25, "computed"),
+    "bend_open": bend_script(),
+    "cylinder_scattering": cylinder_script(),
+    "ring_resonator": ring_script(),
+}
+
+
+def run_corpus(folder: Path, names: list[str] | None = None) -> dict[str, dict[str, str]]:
+    """{case: {check name: status}} of every case, run in one process."""
+    cases = {**PLANTED, **{k: (v, []) for k, v in CORRECT.items()}}
+    names = names or list(cases)
+    dirs = []
+    for name in names:
+        (code, _), _ = cases[name]
+        d = folder / name
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "sim.py").write_text(code)
+        dirs.append(str(d))
+    subprocess.run(
+        [sys.executable, "-m", "tests.planted.driver", *dirs],
+        check=True,
+        cwd=Path(__file__).resolve().parents[2],
+        timeout=600,
+    )
+    return {name: judge(folder / name, *cases[name][0]) for name in names}
+
+
+def judge(workdir: Path, code: str, design: dict) -> dict[str, str]:
+    exit_code = int((workdir / "exit_code").read_text())
+    record = {
+        "exit_code": exit_code,
+        "timed_out": False,
+        "stdout_tail": "",
+        "stderr_tail": (workdir / "stderr.txt").read_text()[-2000:],
+        "output_files": [
+            {"name": p.name, "bytes": p.stat().st_size} for p in workdir.glob("*.csv")
+        ],
+    }
+    static = lint.design_findings(design, MATERIALS) + lint.code_findings(code, design)
+    outputs = [o["file"] for o in design["output_specifications"]]
+    result = checks.run_checks(record, workdir, outputs, True, design=design, static=static)
+    return {c["name"]: c["status"] for c in result["checks"]}
+
+
+def confusion(results: dict[str, dict[str, str]]) -> dict:
+    """Planted caught by their named checks; correct runs with no failure."""
+    rows = {}
+    for name, statuses in results.items():
+        planted = name in PLANTED
+        failed = sorted(k for k, v in statuses.items() if v == "fail")
+        named = PLANTED[name][1] if planted else []
+        rows[name] = {
+            "planted": planted,
+            "failed": failed,
+            "named_checks_failed": all(statuses.get(c) == "fail" for c in named),
+        }
+    tp = sum(1 for r in rows.values() if r["planted"] and r["named_checks_failed"])
+    fn = sum(1 for r in rows.values() if r["planted"] and not r["named_checks_failed"])
+    fp = sum(1 for r in rows.values() if not r["planted"] and r["failed"])
+    tn = sum(1 for r in rows.values() if not r["planted"] and not r["failed"])
+    return {"caught": tp, "missed": fn, "false_alarms": fp, "clean": tn, "cases": rows}
