@@ -52,3 +52,24 @@ class Assumption(AgentModel):
     """What is assumed."""
     source: Literal["paper", "inferred", "user"]
     """Where it comes from: stated in the paper, inferred by an agent, or given by the user."""
+
+
+class Question(AgentModel):
+    """A question for the user (the seed's ask_user kinds an agent may raise). Code decides
+    whether it is worth a gate: high impact, or low confidence in the proposed answer."""
+
+    question_id: str = Field(pattern=r"^Q\d+$")
+    """Q1, Q2, ... within this output."""
+    kind: Literal["clarification", "parameter_confirmation", "trade_off"]
+    """clarification: the paper is ambiguous; parameter_confirmation: a value you inferred;
+    trade_off: a choice between costs (accuracy, time, scope)."""
+    question: str
+    """The question, answerable without reading your other output."""
+    options: list[str] = []
+    """The alternatives you considered."""
+    proposed: str
+    """What you will do if nobody answers (it is used, and said in the report)."""
+    confidence: Annotated[float, Field(ge=0, le=1)]
+    """How sure you are that `proposed` is right."""
+    impact: Literal["low", "medium", "high"]
+    """How much the reproduction changes if `proposed` is wrong."""

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from agents.common import AgentModel, Assumption, StageId, StageType
+from agents.common import AgentModel, Assumption, Question, StageId, StageType
 
 AGENT = "planner"
 
@@ -64,6 +64,9 @@ class PlannerOutput(AgentModel):
     """Initial assumptions with their sources."""
     extracted_parameters: list[Parameter] = []
     """Numbers taken from the paper, with provenance."""
+    questions: list[Question] = []
+    """What you need the user to decide (ambiguous paper information, an inferred
+    parameter to confirm, a trade-off); empty when the paper settles everything."""
 
 
 def context(paper_id: str, paper_text: str, paper_domain: str, figures: list[dict]) -> dict:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -152,6 +153,7 @@ def call_agent(
         elif session.record_dir is not None:  # a cached answer is a recording too
             save_recording(session, request, completion)
     usage_entry = record_usage(session, call_id, request, completion, source, key, started)
+    announce(session, call_id, source, completion, usage_entry)
     return {
         "output": completion.output.model_dump(mode="json"),
         "provenance": provenance(
@@ -159,6 +161,19 @@ def call_agent(
         )
         | {"context_left_out": left_out},
     }
+
+
+def announce(session, call_id: str, source: str, completion: Completion, entry: dict) -> None:
+    """The agent call as an event (level verbose), printed at verbosity verbose."""
+    u = completion.usage
+    cost = "unpriced" if entry["cost_usd"] is None else f"${entry['cost_usd']:.4f}"
+    line = (
+        f"{call_id}: {source}, {completion.model}, {u.input_tokens} in "
+        f"(+{u.cache_read_input_tokens} cached) / {u.output_tokens} out tokens, {cost}"
+    )
+    log_event(session.out_dir, "agent_call", line, level="verbose")
+    if session.verbosity == "verbose":
+        print(f"[reprolab] agent {line}", file=sys.__stderr__, flush=True)
 
 
 def user_edited(session, request, output_model, found) -> Completion:

@@ -32,6 +32,8 @@ class AgentSession:
     """1 + the supervisor backtracks of this paper so far (see AgentRequest.round)."""
     context_policy: str = "ask"
     """provider.context_policy: ask (a gate), methods_only or shorten_sections."""
+    verbosity: str = "normal"
+    """Console verbosity (config `verbosity`): verbose prints every agent call."""
 
     def model_for(self, agent: str) -> str:
         return self.models.get(agent, self.provider.model)
@@ -64,6 +66,7 @@ def agent_session(config: dict, paper_id: str, out_dir: Path, recordings: str | 
         record_dir=record_dir,
         round=1 + backtrack_count(Path(out_dir)),
         context_policy=cfg.get("context_policy", "ask"),
+        verbosity=config.get("verbosity", "normal"),
     )
 
 

@@ -30,6 +30,8 @@ UNTRUSTED_FIELDS = {
     "figures",
     "user_interactions",
     "user_notes",
+    "user_answers",
+    "user_feedback",
     "note",
     "feedback",
 }

@@ -9,6 +9,7 @@ server.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 import time
@@ -166,9 +167,49 @@ def openai_body(action: Reply | Text, request: dict) -> dict:
     }
 
 
+class PromptCache:
+    """Anthropic prompt caching, simulated: each `cache_control` breakpoint caches the
+    prefix up to it (tools, then system, then message blocks) when it holds at least
+    `min_tokens` (4 characters a token); a later request with the same prefix reads it
+    (the model's minimum: 4096 tokens for Opus 4.5 and Haiku 4.5, 1024 for Sonnet 4.5)."""
+
+    def __init__(self, min_tokens: int = 4096):
+        self.min_tokens = min_tokens
+        self.seen: set[str] = set()
+
+    def usage(self, body: dict, output_tokens: int) -> dict:
+        blocks = list(body.get("tools", []))
+        system = body.get("system", [])
+        blocks += [{"type": "text", "text": system}] if isinstance(system, str) else system
+        for message in body.get("messages", []):
+            content = message["content"]
+            blocks += [{"type": "text", "text": content}] if isinstance(content, str) else content
+        digest, chars, read, created = hashlib.sha256(), 0, 0, 0
+        for block in blocks:
+            plain = {k: v for k, v in block.items() if k != "cache_control"}
+            text = json.dumps(plain, sort_keys=True)
+            digest.update(text.encode())
+            chars += len(text)
+            if "cache_control" in block and chars // 4 >= self.min_tokens:
+                key = digest.hexdigest()
+                if key in self.seen:
+                    read = chars // 4
+                else:
+                    self.seen.add(key)
+                    created = chars // 4 - read
+        total = chars // 4
+        return {
+            "input_tokens": total - read - created,
+            "output_tokens": output_tokens,
+            "cache_read_input_tokens": read,
+            "cache_creation_input_tokens": created,
+        }
+
+
 class FakeLLMServer:
-    def __init__(self, responder):
+    def __init__(self, responder, prompt_cache: PromptCache | None = None):
         self.responder = responder
+        self.prompt_cache = prompt_cache
         self.requests: list[dict] = []
         self.lock = threading.Lock()
         server = self
@@ -201,8 +242,14 @@ class FakeLLMServer:
                 if isinstance(action, Raw):
                     self.send_raw(200, action.body.encode(), action.content_type)
                     return
-                make = openai_body if self.path.endswith("/chat/completions") else anthropic_body
-                self.send_json(200, make(action, request))
+                openai = self.path.endswith("/chat/completions")
+                if server.prompt_cache is not None and not openai and isinstance(action, Reply):
+                    with server.lock:
+                        usage = server.prompt_cache.usage(
+                            request["json"], action.usage.get("output_tokens", 0)
+                        )
+                    action = Reply(action.arguments, usage, action.stop)
+                self.send_json(200, (openai_body if openai else anthropic_body)(action, request))
 
             def send_json(self, code: int, payload: dict):
                 self.send_raw(code, json.dumps(payload).encode(), "application/json")

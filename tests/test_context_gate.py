@@ -147,3 +147,17 @@ def test_a_configured_policy_is_named_and_no_gate_opens(tmp_path):
 def test_a_paper_without_a_methods_heading_is_not_cut_blindly():
     text = "Some paper text without any heading. " * 1000
     assert methods_only(text) == text
+
+
+def test_agent_calls_and_gate_answers_are_events_with_levels(tmp_path):
+    sess = session(tmp_path)
+    with pytest.raises(ContextOverflowError):
+        plan(sess)
+    answer(sess, "methods_only")
+    plan(sess)
+    events = [json.loads(x) for x in (sess.out_dir / "events.jsonl").read_text().splitlines()]
+    levels = {e["kind"]: e["level"] for e in events}
+    assert levels["gate"] == "quiet" and levels["gate_answer"] == "normal"
+    assert levels["agent_call"] == "verbose" and levels["context_recovery"] == "normal"
+    [call] = [e for e in events if e["kind"] == "agent_call"]
+    assert "p/paper/planner/a1: replay" in call["message"] and "tokens" in call["message"]

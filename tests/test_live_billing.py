@@ -16,7 +16,16 @@ from agents.providers import InvalidOutputError, ModelRefusedError, ProviderErro
 from reprolab.cli import control
 from reprolab.errors import GateError
 from reprolab.gates import protocol
-from tests.fake_llm import FakeLLMServer, Raw, Reply, Script, Status, Text, session_factory
+from tests.fake_llm import (
+    FakeLLMServer,
+    PromptCache,
+    Raw,
+    Reply,
+    Script,
+    Status,
+    Text,
+    session_factory,
+)
 from tests.test_llm_providers import GOOD, KINDS, USAGE, ask
 
 BAD = {"stage_id": "stage1_slab", "verdict": "carry_on", "feedback": "x"}
@@ -232,3 +241,19 @@ def test_prompts_hold_only_declared_inputs():
     assert ctx["progress"] == [progress[0]]
     record = {"stage_id": "stage1", "exit_code": 0, "runtime_seconds": 12.34}
     assert "runtime_seconds" not in execution_validator.context(record, [], [])
+
+
+def test_the_stable_prefix_is_read_from_the_prompt_cache_on_later_rounds(make_session):
+    """Measured on the simulated cache: the paper (about 8k tokens) is written once and
+    read by the feedback round and by the next attempt, instead of paid in full."""
+    paper = {"paper_text": "The measured reflectance rises. " * 1000, "progress": []}
+    cache = PromptCache(min_tokens=4096)
+    with FakeLLMServer(Script(Reply(BAD), Reply(GOOD), Reply(GOOD)), prompt_cache=cache) as server:
+        session = make_session("anthropic", server)
+        ask(session, context=paper)
+        ask(session, attempt=2, context={**paper, "progress": ["stage0 done"]})
+    first, second = session.ledger.entries()
+    assert first["cache_creation_input_tokens"] > 8000
+    assert first["cache_read_input_tokens"] > 8000  # round 2 read round 1's write
+    assert second["cache_read_input_tokens"] > 8000 and second["cache_creation_input_tokens"] == 0
+    assert second["input_tokens"] < 2000

@@ -8,6 +8,7 @@ Snakemake report of the campaign is made; `reprolab answer ... stop` ends the lo
 paper with a PARTIAL report that says so.
 """
 
+import json
 import shutil
 import subprocess
 import sys
@@ -24,6 +25,16 @@ DONE = "silica_bragg_2026"
 LONG = "long_results_2026"
 REPROLAB = str(Path(sys.executable).with_name("reprolab"))
 GATE = "context.paper.planner.a1"
+ASKS = "ambiguous_2026"  # its planner asks a question
+QUESTION = {
+    "question_id": "Q1",
+    "kind": "parameter_confirmation",
+    "question": "The paper gives no thickness for the single slab of Fig. 1; use 200 nm?",
+    "options": ["200 nm (a quarter wave at 550 nm)", "500 nm"],
+    "proposed": "200 nm",
+    "confidence": 0.4,
+    "impact": "high",
+}
 
 
 def cli(wd: Path, *args: str) -> subprocess.CompletedProcess:
@@ -48,6 +59,24 @@ def long_paper(dest: Path) -> Path:
     return dest
 
 
+def asking_paper(dest: Path) -> Path:
+    """The example, renamed, whose planner asks QUESTION first and plans after the answer."""
+    shutil.copytree(EXAMPLE, dest)
+    meta = yaml.safe_load((dest / "metadata.yaml").read_text())
+    meta["paper_id"] = ASKS
+    (dest / "metadata.yaml").write_text(yaml.safe_dump(meta, sort_keys=False))
+    for path in (dest / "recordings").rglob("*.yaml"):  # outputs name their paper
+        path.write_text(path.read_text().replace(EXAMPLE.name, ASKS))
+    rec = dest / "recordings" / "paper"
+    for agent in ("planner", "plan_reviewer"):  # attempt 2: after the answer
+        data = yaml.safe_load((rec / f"{agent}.a1.yaml").read_text()) | {"attempt": 2}
+        (rec / f"{agent}.a2.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    data = yaml.safe_load((rec / "planner.a1.yaml").read_text())
+    data["output"]["questions"] = [QUESTION]
+    (rec / "planner.a1.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    return dest
+
+
 @pytest.fixture(scope="module")
 def campaign(tmp_path_factory, offline_example_run):
     wd = tmp_path_factory.mktemp("campaign")
@@ -59,6 +88,7 @@ def campaign(tmp_path_factory, offline_example_run):
         "papers": [
             {"paper_dir": str(EXAMPLE), "recordings": str(EXAMPLE / "recordings")},
             {"paper_dir": str(long_paper(wd / LONG)), "recordings": str(EXAMPLE / "recordings")},
+            {"paper_dir": str(asking_paper(wd / ASKS))},
         ],
         "provider": {"kind": "replay", "context_window_tokens": 6000, "max_output_tokens": 1000},
         "simulation": {"executor": "local", "max_mpi_ranks": 2},
@@ -69,7 +99,11 @@ def campaign(tmp_path_factory, offline_example_run):
     runs["status"] = cli(wd, "status")
     runs["report"] = snakemake(wd, "--report", str(wd / "campaign.html"))
     runs["answer"] = cli(wd, "answer", LONG, GATE, "stop", "--note", "too long for now")
-    runs["stopped"] = snakemake(wd)
+    (wd / "answers.json").write_text(json.dumps({"answers": {"Q1": "180 nm, from Fig. 1"}}))
+    runs["clarified"] = cli(wd, "edit", ASKS, "clarification.paper", "--file", "answers.json")
+    runs["stopped"] = snakemake(
+        wd, f"outputs/{LONG}/REPRODUCTION_REPORT_{LONG}.md", f"outputs/{ASKS}/plan.json"
+    )
     runs["status_after"] = cli(wd, "status", LONG)
     return wd, runs
 
@@ -114,3 +148,42 @@ def test_a_stop_answer_ends_the_paper_with_a_partial_report_that_says_so(campaig
     status = runs["status_after"].stdout
     assert "report: PARTIAL (did not finish)" in status
     assert "nothing waits on you" in status
+
+
+def test_quiet_console_prints_only_steps_errors_waits(campaign):
+    """`reprolab run --verbosity quiet` on this campaign's real Snakemake output."""
+    from reprolab.cli import QuietConsole
+
+    wd, runs = campaign
+    console = QuietConsole()
+    raw = runs["first"].stderr.splitlines(keepends=True)
+    shown = [line for line in map(console, raw) if line is not None]
+    assert f"done: adapt_prompts (paper={LONG})\n" in shown
+    assert any(line.startswith("[reprolab] WAITING FOR YOU") for line in shown)
+    assert any(f"reprolab answer {LONG} {GATE} OPTION" in line for line in shown)
+    for line in shown:
+        assert line.startswith(("done: ", "[reprolab]", "  ")) or "Error" in line, line
+    assert not any(line.startswith(("rule ", "localrule ", "    input:")) for line in shown)
+    assert len(shown) < len(raw) / 3
+
+
+def test_a_planner_question_is_a_gate_whose_answer_reaches_the_planner(campaign):
+    wd, runs = campaign
+    first = runs["first"]
+    assert f"WAITING FOR YOU: clarification 'clarification.paper' of paper '{ASKS}'" in (
+        first.stderr
+    )
+    assert "WAITING: clarification.paper (clarification)" in runs["status"].stdout
+    assert runs["clarified"].returncode == 0, runs["clarified"].stderr
+    out = wd / "outputs" / ASKS
+    plan = json.loads((out / "plan.json").read_text())
+    assert plan["user_answers"] == [
+        {"question": QUESTION["question"], "answer": "180 nm, from Fig. 1", "by": "user"}
+    ]
+    assert plan["provenance"]["attempt"] == 2  # the planner was asked again, with the answer
+    first_plan = json.loads((out / "plan.r1.json").read_text())
+    assert first_plan["provenance"]["context_sha256"] != plan["provenance"]["context_sha256"]
+    [entry] = [json.loads(x) for x in (out / "user_interactions.jsonl").read_text().splitlines()]
+    assert entry["interaction_type"] == "clarification"
+    assert entry["context"]["questions"][0]["options"] == QUESTION["options"]
+    assert entry["alternatives"] == ["approve"]  # what else was offered

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -69,18 +70,61 @@ def report_line(out_dir: Path) -> str:
     return f"reprolab: no report yet for {out_dir.name} (see messages above)"
 
 
-def run_pipeline(configfile: str, cores: int, extra: list[str]) -> int:
+class QuietConsole:
+    """Verbosity quiet: one line per finished step, errors, waits (the [reprolab]
+    lines with their indented continuation) and the report path; Snakemake's rule
+    dumps are not shown."""
+
+    def __init__(self):
+        self.jobs: dict[str, str] = {}
+        self.current: list[str] = []
+        self.keep_indented = False
+
+    def __call__(self, line: str) -> str | None:
+        text = line.rstrip("\n")
+        rule = re.match(r"^(?:local)?(?:rule|checkpoint) (\w+):$", text)
+        if rule:
+            self.current = [rule.group(1), ""]
+        elif self.current and text.strip().startswith("jobid:"):
+            self.jobs[text.split(":", 1)[1].strip()] = self.current[0]
+            self.current.append(text.split(":", 1)[1].strip())
+        elif self.current and text.strip().startswith("wildcards:") and len(self.current) > 2:
+            wildcards = text.split(":", 1)[1].strip()
+            self.jobs[self.current[2]] = f"{self.current[0]} ({wildcards})"
+        done = re.search(r"Finished jobid: (\w+)", text)
+        if done:
+            return f"done: {self.jobs.get(done.group(1), 'job ' + done.group(1))}\n"
+        if text.startswith(("[reprolab]", "reprolab:")) or re.match(
+            r"^\w*(Error|Exception)\b", text
+        ):
+            self.keep_indented = True
+            return line
+        if self.keep_indented and text.startswith("  "):
+            return line
+        self.keep_indented = False
+        return None
+
+
+def run_pipeline(
+    configfile: str, cores: int, extra: list[str], verbosity: str | None = None
+) -> int:
     if not Path("Snakefile").is_file():
         print("reprolab: run this from the ReproLab checkout (no Snakefile here)", file=sys.stderr)
         return 2
+    verbosity = verbosity or load_config(configfile).get("verbosity", "normal")
+    if verbosity != "normal":  # the steps read it (verbose: every agent call is printed)
+        extra = ["--config", f"verbosity={verbosity}", *extra]
     cmd = snakemake_command(configfile, cores, extra)
     print("reprolab: running", " ".join(cmd), flush=True)
+    console = QuietConsole() if verbosity == "quiet" else (lambda line: line)
     proc = subprocess.Popen(
         cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=os.environ.copy()
     )
     nothing = False
     for line in proc.stdout:
-        sys.stdout.write(line)
+        shown = console(line)
+        if shown is not None:
+            sys.stdout.write(shown)
         nothing = nothing or NOTHING_TO_DO in line
     code = proc.wait()
     if nothing:
@@ -109,6 +153,11 @@ def main(argv: list[str] | None = None) -> int:
     run = sub.add_parser("run", help="run the pipeline with a config file")
     run.add_argument("--configfile", default="config/config.yaml")
     run.add_argument("--cores", type=int, default=2)
+    run.add_argument(
+        "--verbosity",
+        choices=["quiet", "normal", "verbose"],
+        help="console output (default: config verbosity, else normal)",
+    )
     run.add_argument("snakemake_args", nargs=argparse.REMAINDER)
     control.add_commands(sub)
     doctor.add_command(sub)  # `reprolab doctor`: the site checked before a long run
@@ -119,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "demo":
         return run_pipeline("config/demo.yaml", args.cores, [])
     if args.command == "run":
-        return run_pipeline(args.configfile, args.cores, args.snakemake_args)
+        return run_pipeline(args.configfile, args.cores, args.snakemake_args, args.verbosity)
     if args.command in paper_tools.COMMANDS:
         return paper_tools.run(args)
     if args.command == "doctor":

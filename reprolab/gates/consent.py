@@ -60,6 +60,8 @@ def log_interaction(
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a", encoding="utf-8") as fh:
         fh.write(json.dumps(entry) + "\n")
+    chosen = decision.option or decision.action
+    log_event(paper_out, "gate_answer", f"{kind}: {chosen} ({impact})", level="normal")
 
 
 def _decision_key(kind: str, question: str, decision: Decision, impact: str) -> str:

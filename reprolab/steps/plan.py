@@ -11,10 +11,12 @@ from agents.runner import call_agent
 from reprolab.artifacts import load_adaptations
 from reprolab.events import log_event
 from reprolab.fileio import atomic_write_json, atomic_write_text, read_json
+from reprolab.gates import clarify
 from reprolab.paper import Paper
 from reprolab.settings import PaperRun
 
 PAPER_SCOPE = "paper"  # stage_id used for paper-level agent calls
+MAX_QUESTION_ROUNDS = 3
 
 
 def abstract_and_methods(text: str) -> str:
@@ -147,30 +149,48 @@ def make_plan(
     out_dir = Path(out_plan).parent
     figures = figures_summary(run.paper)
 
+    answers: list[dict] = []  # the user's answers to the planner's questions
+
     def planner_context(feedback):
         ctx = planner.context(run.paper_id, run.paper.text(), run.paper.meta.domain, figures)
         if feedback:
             ctx["planner_feedback"] = feedback
+        if answers:
+            ctx["user_answers"] = answers
         return ctx
 
     first_feedback = None
     if replan:
         last = read_json(replan)["records"][-1]
         first_feedback = f"Replan requested ({last['source']}): {last['reason']}"
-    artifact = reviewed_loop(
-        run=run,
-        stage_id=PAPER_SCOPE,
-        stage_dir=out_dir,
-        adaptations=load_adaptations(adaptations_path),
-        author=planner.AGENT,
-        reviewer=plan_reviewer.AGENT,
-        limit=run.limits.max_replans + 1,
-        author_context=planner_context,
-        reviewer_context=lambda out: plan_reviewer.context(out, figures),
-        code_problems=lambda out: plan_problems(PlannerOutput.model_validate(out), run.paper),
-        name="plan",
-        feedback=first_feedback,
-    )
+
+    def loop(first_attempt: int, feedback):
+        return reviewed_loop(
+            run=run,
+            stage_id=PAPER_SCOPE,
+            stage_dir=out_dir,
+            adaptations=load_adaptations(adaptations_path),
+            author=planner.AGENT,
+            reviewer=plan_reviewer.AGENT,
+            limit=run.limits.max_replans + 1,
+            author_context=planner_context,
+            reviewer_context=lambda out: plan_reviewer.context(out, figures),
+            code_problems=lambda out: plan_problems(PlannerOutput.model_validate(out), run.paper),
+            name="plan",
+            feedback=feedback,
+            first_attempt=first_attempt,
+        )
+
+    artifact = loop(1, first_feedback)
+    for n in range(1, MAX_QUESTION_ROUNDS + 1):  # the planner's questions, answered
+        questions = artifact["output"].get("questions") or []
+        asked = clarify.worth_asking(questions, {a["question"] for a in answers})
+        clarify.not_asked(run, planner.AGENT, [q for q in questions if q not in asked])
+        if not asked:
+            break
+        answers += clarify.ask(run, PAPER_SCOPE, planner.AGENT, asked, n)
+        artifact = loop(artifact["provenance"]["attempt"] + 1, None)
+    artifact["user_answers"] = answers
     atomic_write_json(out_plan, artifact)
     plan = PlannerOutput.model_validate(artifact["output"])
     log_event(out_dir, "plan", "plan approved", stages=len(plan.stages))
