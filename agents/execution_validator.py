@@ -8,6 +8,7 @@ deterministic checks failed.
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from agents.common import AgentModel, StageId
@@ -30,6 +31,28 @@ class ExecutionValidatorOutput(AgentModel):
     """Each problem found, one sentence each."""
 
 
+WALL_CLOCK_LINE = re.compile(r"^on time step \d+ \(time=[^)]*\), [\d.e+-]+ s/step$")
+"""Meep's progress line, printed every few seconds of wall time: how many appear varies."""
+WALL_CLOCK_VALUE = re.compile(r"((?:time for \w+|Elapsed run time) = )[\d.e+-]+( s)")
+KEEP_CHARS = 3000
+
+
+def without_wall_clock(tail: str) -> str:
+    """A log tail without what the wall clock put in it (Meep's progress lines and
+    timings), cut to whole lines: the same run gives the same prompt."""
+    lines = [
+        WALL_CLOCK_VALUE.sub(r"\1<t>\2", line)
+        for line in tail.splitlines()
+        if not WALL_CLOCK_LINE.match(line.strip())
+    ]
+    kept: list[str] = []
+    for line in reversed(lines[1:] if len(lines) > 1 else lines):  # the first may be cut
+        if sum(len(x) + 1 for x in kept) + len(line) > KEEP_CHARS:
+            break
+        kept.insert(0, line)
+    return "\n".join(kept)
+
+
 def context(record: dict, expected_outputs: list[str], execution_checks: list[dict]) -> dict:
     """Only the run's technical record: no code, paper, figures or design. No wall-clock
     seconds either: they differ on every run, so the same run would be paid for again
@@ -37,8 +60,8 @@ def context(record: dict, expected_outputs: list[str], execution_checks: list[di
     return {
         "stage_id": record.get("stage_id"),
         "exit_code": record.get("exit_code"),
-        "stdout": record.get("stdout_tail", ""),
-        "stderr": record.get("stderr_tail", ""),
+        "stdout": without_wall_clock(record.get("stdout_tail", "")),
+        "stderr": without_wall_clock(record.get("stderr_tail", "")),
         "output_files": [f["name"] for f in record.get("output_files", [])],
         "expected_outputs": expected_outputs,
         "failure": record.get("failure"),

@@ -257,3 +257,23 @@ def test_the_stable_prefix_is_read_from_the_prompt_cache_on_later_rounds(make_se
     assert first["cache_read_input_tokens"] > 8000  # round 2 read round 1's write
     assert second["cache_read_input_tokens"] > 8000 and second["cache_creation_input_tokens"] == 0
     assert second["input_tokens"] < 2000
+
+
+def test_the_same_run_gives_the_execution_validator_the_same_prompt():
+    """Meep's wall-clock timings and progress lines differ between two runs of one script."""
+
+    def stdout(fast: bool) -> str:
+        progress = "" if fast else "on time step 32758 (time=20.4737), 0.000122109 s/step\n"
+        head = "x" * (200 if fast else 140) + "\n"  # where the 4000-character tail began
+        return head + (
+            f"time for set_epsilon = {0.003 if fast else 0.0097} s\n"
+            "field decay(t = 15.001875): 1.44e-11 / 0.25 = 5.76e-11\n"
+            f"{progress}run 0 finished at t = 15.001875 (24003 timesteps)\n"
+            f"Elapsed run time = {1.2 if fast else 3.4} s\n"
+        )
+
+    a, b = (
+        execution_validator.context({"stage_id": "s", "stdout_tail": stdout(f)}, [], [])
+        for f in (True, False)
+    )
+    assert a == b and "24003 timesteps" in a["stdout"]
