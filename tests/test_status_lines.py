@@ -1,0 +1,38 @@
+"""`reprolab status` tells the truth about a paper (issue 18, item 4): failed steps
+with their error line, and no stage shown completed while a stage it depends on
+is invalidated."""
+
+import json
+import os
+
+from reprolab.cli import control
+
+
+def write(path, data):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data) if not isinstance(data, str) else data)
+
+
+def test_status_shows_failed_steps_and_stages_behind_an_invalidated_one(tmp_path):
+    out = tmp_path / "p"
+    stages = [
+        {"stage_id": "stage0_m", "dependencies": []},
+        {"stage_id": "stage1_s", "dependencies": ["stage0_m"]},
+        {"stage_id": "stage2_a", "dependencies": ["stage1_s"]},
+        {"stage_id": "stage3_w", "dependencies": ["stage0_m"]},
+    ]
+    write(out / "plan.json", {"output": {"stages": stages}})
+    for s in stages:
+        v = {"stage_id": s["stage_id"], "status": "completed_success", "reason": "ok"}
+        write(out / "stages" / s["stage_id"] / "verdict.json", v)
+    inv = out / "stages/stage1_s/invalidation.json"
+    write(inv, {"records": [{"reason": "wrong thickness"}]})
+    later = os.stat(inv).st_mtime + 10
+    os.utime(inv, (later, later))
+    write(out / "stages/stage2_a/logs/design.log", "[reprolab] the design step failed: boom\n")
+    lines = control.stage_lines(out, [s["stage_id"] for s in stages])
+    assert "invalidated (reruns on the next run): wrong thickness" in lines[1]
+    assert "out of date: waits for invalidated stage1_s" in lines[2]
+    assert "completed_success" in lines[0] and "completed_success" in lines[3]
+    [failed] = control.report_lines(out)
+    assert failed == "  FAILED: stages/stage2_a/logs/design.log: the design step failed: boom"
