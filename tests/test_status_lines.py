@@ -36,3 +36,30 @@ def test_status_shows_failed_steps_and_stages_behind_an_invalidated_one(tmp_path
     assert "completed_success" in lines[0] and "completed_success" in lines[3]
     [failed] = control.report_lines(out)
     assert failed == "  FAILED: stages/stage2_a/logs/design.log: the design step failed: boom"
+
+
+def test_run_names_the_debug_summary_and_a_partial_report(tmp_path, monkeypatch, capsys):
+    import yaml
+
+    import reprolab.cli as cli
+    from tests.conftest import EXAMPLE
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "Snakefile").write_text("")
+    monkeypatch.setattr(cli, "snakemake_command", lambda *a: ["true"])
+    config = {"papers": [{"paper_dir": str(EXAMPLE)}], "debug": {"enabled": True}}
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(config))
+    out = tmp_path / "outputs" / "silica_bragg_2026"
+    write(out / "debug_summary.json", {})
+    cli.run_pipeline("c.yaml", 1, [])
+    assert f"debug summary: {out / 'debug_summary.json'}" in capsys.readouterr().out
+    config["debug"]["enabled"] = False
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(config))
+    write(out / "REPRODUCTION_REPORT_silica_bragg_2026.md", "# old")
+    write(out / "REPRODUCTION_REPORT_silica_bragg_2026.PARTIAL.md", "# PARTIAL REPORT")
+    later = os.stat(out / "REPRODUCTION_REPORT_silica_bragg_2026.md").st_mtime + 5
+    os.utime(out / "REPRODUCTION_REPORT_silica_bragg_2026.PARTIAL.md", (later, later))
+    cli.run_pipeline("c.yaml", 1, [])
+    text = capsys.readouterr().out
+    assert "PARTIAL report (did not finish)" in text and "is from an earlier run" in text
+    assert "reprolab: report:" not in text  # the older full report is never shown as current

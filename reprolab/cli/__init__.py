@@ -132,8 +132,13 @@ def run_pipeline(
             "reprolab: nothing to do: every result is up to date "
             "(no agent call replayed, no simulation run)."
         )
+    debug = (load_config(configfile).get("debug") or {}).get("enabled", False)
     for report in report_paths(configfile):
-        print(report_line(report.parent))
+        summary = report.parent / "debug_summary.json"
+        if debug and summary.is_file():  # debug mode writes a summary, not a report
+            print(f"reprolab: debug summary: {summary.resolve()}")
+        else:
+            print(report_line(report.parent))
     if code != 0:
         # The exact command, so a hint never drops the user's --configfile or options.
         print(
