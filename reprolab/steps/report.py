@@ -193,7 +193,11 @@ def write_partial_reports(config: dict, command: str) -> list[Path]:
     outputs = Path(config.get("outputs_dir", "outputs"))
     written = []
     for paper_id in paper_entries(config):
-        path = partial.write_partial_report(outputs / paper_id, command)
+        try:
+            path = partial.write_partial_report(outputs / paper_id, command)
+        except Exception as exc:  # noqa: BLE001 - the run's own error is what matters
+            print(f"[reprolab] {paper_id}: no PARTIAL report ({type(exc).__name__}: {exc})")
+            continue
         if path is not None:
             written.append(path)
             print(f"[reprolab] {paper_id} did not finish: PARTIAL report {path}")
