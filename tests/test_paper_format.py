@@ -186,3 +186,26 @@ def test_check_recordings_lists_every_missing_or_invalid_file(tmp_path, capsys):
         assert expected in out, expected
     assert main(["check-recordings", str(tmp_path / "nowhere")]) == 1
     assert "is not a folder of recordings" in capsys.readouterr().err
+
+
+def test_overlay_puts_right_axis_curves_on_a_second_axis(paper_dir, monkeypatch, tmp_path):
+    from reprolab.report import plots
+
+    def two_axes(meta):
+        fig = meta["figures"][1]
+        fig["y_axes"]["right"] = {"label": "R (right)", "quantity": "dimensionless"}
+        fig["curves"][1]["y_axis"] = "right"
+        del fig["curves"][1]["digitized"]
+
+    edit(paper_dir, two_axes)
+    drawn = {}
+    monkeypatch.setattr(plots, "save_figure", lambda fig, out: drawn.setdefault("fig", fig))
+    sim = {"x": [0.5, 0.6, 0.7], "y": [0.1, 0.2, 0.3]}
+    curves = [{"curve_id": "T", "sim": sim}, {"curve_id": "R", "sim": sim, "qualitative": True}]
+    result = {"figure_id": "fig2", "classification": "PARTIAL", "qualitative": True}
+    plots.overlay(Paper(paper_dir), result | {"curves": curves}, tmp_path / "o.png")
+    left, right = drawn["fig"].axes
+    assert [ln.get_label() for ln in left.lines] == ["paper: T", "reproduced: T"]
+    assert [ln.get_label() for ln in right.lines] == ["reproduced: R"]  # no paper data
+    assert right.get_ylabel() == "R (right)" and "qualitative" in left.get_title()
+    drawn["fig"].clf()
