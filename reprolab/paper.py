@@ -174,14 +174,14 @@ class Paper:
     def __init__(self, folder: str | Path):
         self.folder = Path(folder)
         self.metadata_path = self.folder / "metadata.yaml"
-        meta, problems = check_folder(self.folder)
+        self._curves: dict[tuple[str, str], tuple[list[float], list[float]]] = {}
+        meta, problems = check_folder(self.folder, self._curves)  # the CSVs read once
         if problems:
             path, first = problems[0]
             more = "".join(f"\n  {p}: {m}" for p, m in problems[1:])
             extra = f"\n{len(problems) - 1} more problem(s):{more}" if more else ""
             raise InputFileError(path, first + extra)
         self.meta = meta
-        self._curves: dict[tuple[str, str], tuple[list[float], list[float]]] = {}
 
     @property
     def paper_id(self) -> str:
@@ -291,8 +291,11 @@ def confinement_problem(folder: Path, field: str, rel: str) -> str | None:
     return None
 
 
-def check_folder(folder: str | Path) -> tuple[PaperMetadata | None, list[Problem]]:
-    """The metadata, and every problem of the paper folder at once (file, message)."""
+def check_folder(
+    folder: str | Path, curves: dict | None = None
+) -> tuple[PaperMetadata | None, list[Problem]]:
+    """The metadata, and every problem of the paper folder at once (file, message);
+    `curves` gets each digitized curve read, by (figure_id, curve_id)."""
     folder = Path(folder)
     meta_path = folder / "metadata.yaml"
     if not meta_path.is_file():
@@ -311,14 +314,16 @@ def check_folder(folder: str | Path) -> tuple[PaperMetadata | None, list[Problem
         problem = confinement_problem(folder, field, rel)
         if problem:
             problems.append((str(meta_path), problem))
-    bad = {p for p in (m for _f, m in problems)}
+    bad = [m for _f, m in problems]
     for fig in meta.figures:
         for curve in fig.curves:
             if not curve.digitized or any(f"'{curve.digitized}'" in m for m in bad):
                 continue
             y_axis = fig.y_axes.right if curve.y_axis == "right" else fig.y_axes.left
             try:
-                read_curve_csv(folder / curve.digitized, fig.x_axis, y_axis or fig.y_axes.left)
+                xy = read_curve_csv(folder / curve.digitized, fig.x_axis, y_axis or fig.y_axes.left)
+                if curves is not None:
+                    curves[(fig.figure_id, curve.curve_id)] = xy
             except InputFileError as exc:
                 problems.append((exc.path, exc.problem))
     return meta, problems
