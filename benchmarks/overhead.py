@@ -1,0 +1,339 @@
+"""Where the time goes: the pipeline's own cost beside Meep's, baseline and now in one run.
+
+    .venv/bin/python benchmarks/overhead.py [--baseline REV] [--out benchmarks/results/overhead]
+
+The baseline revision (default 3810876, before issue #19) is unpacked with `git
+archive` into a temporary folder and put first on PYTHONPATH (its Snakefile, its
+reprolab); "now" is this working tree. Both are measured in this one run, on
+this machine, in temporary working directories:
+
+1. the example end to end (config/demo.yaml, replay provider, --cores 2): wall;
+   Meep compute = every simulation the run made (each stage's script, each sweep
+   point) run again once in a warm process (Meep imported before the clock starts,
+   the same ranks), summed; the ratio wall / Meep compute; a no-op rerun's wall;
+2. the example's 8-point sweep stage alone (reprolab.jobs.stage_run.run_stage, the
+   cores Snakemake gives it under --cores 2): wall, efficiency on Meep compute
+   (Meep compute of its points / (wall x cores)), and whether its gathered CSV is
+   byte-identical to the baseline's;
+3. per-step start-up: importing what each workflow script imports, in a fresh
+   interpreter (the fastest of 3), and the median over the steps;
+4. `snakemake -n` for 1, 10 and 100 synthetic papers (benchmarks/bench.py's);
+5. the sandbox per packed worker: bubblewrap's own setup (paid once per worker,
+   where it was once per point), from benchmarks/sandbox_overhead.py.
+
+Numbers, not assertions (the tests never time anything). Other sessions may share
+the machine's cores: the load average at the start and end is recorded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+import bench  # noqa: E402  (snakemake runs, synthetic papers)
+import sandbox_overhead  # noqa: E402
+
+PY = sys.executable
+STAGE3 = REPO / "examples/papers/silica_bragg_2026/recordings/stage3_pairs_sweep"
+STEP_MODULES = "plan design code run checks validate compare analyze verdict material report"
+
+
+def env_for(tree: Path) -> dict:
+    return {**os.environ, "PYTHONPATH": str(tree)}
+
+
+def snakemake(tree: Path, wd: Path, *extra: str) -> tuple[float, subprocess.CompletedProcess]:
+    cmd = [bench.SNAKEMAKE, "--snakefile", str(tree / "Snakefile"), "--directory", str(wd)]
+    cmd += ["--configfile", str(wd / "config.yaml"), "--cores", "2", "--keep-going", *extra]
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env_for(tree))
+    return time.perf_counter() - start, proc
+
+
+def example(tree: Path, root: Path) -> dict:
+    wd = root / "example"
+    config = yaml.safe_load((REPO / "config/demo.yaml").read_text())
+    config["papers"] = [{"paper_dir": str(tree / "examples/papers/silica_bragg_2026")}]
+    wd.mkdir(parents=True)
+    (wd / "config.yaml").write_text(yaml.safe_dump(config))
+    wall, proc = snakemake(tree, wd)
+    if proc.returncode != 0:
+        raise SystemExit(f"the example failed in {tree}:\n{proc.stderr[-3000:]}")
+    noop, proc = snakemake(tree, wd)
+    runs = {
+        p.parent.name: json.loads(p.read_text()).get("runtime_seconds")
+        for p in sorted(wd.glob("outputs/*/stages/*/result.json"))
+    }
+    return {
+        "wall_s": round(wall, 2),
+        "noop_s": round(noop, 2),
+        "simulation_runtime_s": runs,  # each stage's run(s), sandbox and start-up included
+        "workdir": str(wd),
+    }
+
+
+WARM = (
+    "import json, os, runpy, sys, time\n"
+    "import meep\n"
+    "t = time.perf_counter()\n"
+    "runpy.run_path('simulation.py', run_name='__main__')\n"
+    "meep.all_wait()\n"
+    "if meep.am_master(): print('MEEP_S', time.perf_counter() - t)\n"
+)
+
+
+def meep_compute(stage_dir: Path, scratch: Path) -> list[float]:
+    """Each simulation of the stage's final run, again in a warm process: seconds each."""
+    rec = json.loads((stage_dir / "result.json").read_text())
+    runs = [(stage_dir / "run", None)]
+    if rec.get("sweep"):
+        runs = [(stage_dir / f"run/points/p{p['index']:03d}", p["value"]) for p in rec["points"]]
+    times = []
+    for folder, value in runs:
+        wd = scratch / f"{stage_dir.name}_{folder.name}"
+        shutil.rmtree(wd, ignore_errors=True)
+        wd.mkdir(parents=True)
+        shutil.copy(folder / "simulation.py", wd / "simulation.py")
+        env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+        env.update(OMP_NUM_THREADS="1", MPLBACKEND="Agg")
+        if value is not None:
+            env.update(REPROLAB_SWEEP_VALUE=json.dumps(value), REPROLAB_SWEEP_INDEX="0")
+            env["REPROLAB_SWEEP_PARAMETER"] = rec["sweep"]["parameter"]
+        ranks = int(rec.get("mpi_ranks") or 1)
+        cmd = [PY, "-c", WARM]
+        if ranks > 1:
+            cmd = ["mpirun", "--oversubscribe", "-np", str(ranks), *cmd]
+        out = subprocess.run(cmd, cwd=wd, env=env, capture_output=True, text=True).stdout
+        times += [float(line.split()[1]) for line in out.splitlines() if line.startswith("MEEP_S")]
+    return times
+
+
+def sweep_stage(tree: Path, root: Path) -> dict:
+    """The example's sweep stage alone, as the simulate rule runs it under --cores 2."""
+    code = yaml.safe_load((STAGE3 / "code_generator.a1.yaml").read_text())["output"]["code"]
+    root.mkdir(parents=True)
+    (root / "simulation.py").write_text(code)
+    driver = (
+        "import json, sys, time, yaml\n"
+        "from agents.simulation_designer import SimulationDesign\n"
+        "from reprolab.jobs import stage_run\n"
+        f"art = yaml.safe_load(open({str(STAGE3 / 'simulation_designer.a1.yaml')!r}))\n"
+        "design = SimulationDesign.model_validate(art['output'])\n"
+        "cfg = {'executor': 'local', 'max_mpi_ranks': 2, 'max_concurrent_jobs': 8, "
+        "'job_cores': 2}\n"
+        "t = time.perf_counter()\n"
+        f"rec = stage_run.run_stage(design, 10, cfg, {str(root / 'simulation.py')!r}, "
+        f"__import__('pathlib').Path({str(root / 'stage')!r}))\n"
+        "print(json.dumps({'wall_s': time.perf_counter() - t, 'failure': rec['failure']}))\n"
+    )
+    out = subprocess.run([PY, "-c", driver], capture_output=True, text=True, env=env_for(tree))
+    if out.returncode != 0:
+        raise SystemExit(f"sweep stage failed in {tree}:\n{out.stderr[-3000:]}")
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    csv = root / "stage/run/pairs_sweep.csv"
+    return {"wall_s": round(result["wall_s"], 2), "failure": result["failure"], "csv": str(csv)}
+
+
+def step_startup(tree: Path) -> dict:
+    per = {}
+    for name in STEP_MODULES.split():
+        code = (
+            "import time; t = time.perf_counter(); "
+            f"import reprolab.smk, reprolab.steps.{name}; print(time.perf_counter() - t)"
+        )
+        runs = [
+            float(
+                subprocess.run(
+                    [PY, "-c", code], capture_output=True, text=True, env=env_for(tree)
+                ).stdout
+            )
+            for _ in range(3)
+        ]
+        per[name] = round(min(runs), 3)
+    return {"per_step_s": per, "median_s": round(statistics.median(per.values()), 3)}
+
+
+def dry_runs(tree: Path, root: Path) -> list[dict]:
+    bench.REPO = tree  # its Snakefile
+    saved = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = str(tree)
+    try:
+        return bench.dag_scaling(root)
+    finally:
+        bench.REPO = REPO
+        if saved is None:
+            os.environ.pop("PYTHONPATH")
+        else:
+            os.environ["PYTHONPATH"] = saved
+
+
+def measure(trees: dict[str, Path], root: Path) -> dict:
+    """Each measure for every tree back to back (the load other sessions put on the
+    machine changes by the minute); the sweep stage twice each, alternating, the faster kept."""
+    out: dict = {name: {} for name in trees}
+    for name, tree in trees.items():
+        out[name]["example"] = example(tree, root / name / "ex")
+        print(name, json.dumps(out[name]["example"]), flush=True)
+    for attempt in range(2):
+        for name, tree in trees.items():
+            got = sweep_stage(tree, root / name / f"sweep{attempt}")
+            print(name, json.dumps(got), flush=True)
+            best = out[name].get("sweep_stage")
+            if best is None or got["wall_s"] < best["wall_s"]:
+                out[name]["sweep_stage"] = got
+    for name, tree in trees.items():
+        out[name]["step_startup"] = step_startup(tree)
+        print(name, json.dumps(out[name]["step_startup"]), flush=True)
+    for name, tree in trees.items():
+        out[name]["dry_run"] = dry_runs(tree, root / name / "dag")
+    return out
+
+
+def unpack(rev: str, into: Path) -> Path:
+    into.mkdir(parents=True)
+    archive = subprocess.run(
+        ["git", "-C", str(REPO), "archive", rev], capture_output=True, check=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return into
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline", default="3810876")
+    parser.add_argument("--now", default="HEAD", help="a revision (committed work only)")
+    parser.add_argument("--out", default=str(REPO / "benchmarks/results/overhead"))
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="reprolab-overhead-"))
+    rev = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "--short", args.now], capture_output=True, text=True
+    ).stdout.strip()
+    trees = {
+        "baseline": unpack(args.baseline, tmp / "baseline_tree"),
+        "now": unpack(rev, tmp / "now_tree"),
+    }
+    result: dict = {
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "machine": bench.machine(),
+        "baseline_rev": args.baseline,
+        "now_rev": rev,
+    }
+    try:
+        result.update(measure(trees, tmp / "runs"))
+        paper = next((Path(result["now"]["example"]["workdir"]) / "outputs").iterdir())
+        scratch = tmp / "warm"
+        meep = {
+            s.name: meep_compute(s, scratch)
+            for s in sorted(paper.glob("stages/*"))
+            if (s / "result.json").is_file()
+        }
+        result["meep_compute_s"] = {k: round(sum(v), 3) for k, v in meep.items()}
+        result["meep_compute_total_s"] = total = round(sum(map(sum, meep.values())), 3)
+        sweep_meep = sum(meep.get("stage3_pairs_sweep", []))
+        for key in ("baseline", "now"):
+            r = result[key]
+            r["wall_over_meep"] = round(r["example"]["wall_s"] / total, 2)
+            s = r["sweep_stage"]
+            s["efficiency_on_meep"] = round(sweep_meep / (s["wall_s"] * 2), 3)
+            s["identical_to_baseline"] = (
+                Path(s["csv"]).read_bytes()
+                == Path(result["baseline"]["sweep_stage"]["csv"]).read_bytes()
+            )
+        result["sweep_wall_ratio"] = round(
+            result["now"]["sweep_stage"]["wall_s"] / result["baseline"]["sweep_stage"]["wall_s"], 2
+        )
+        setup = sandbox_overhead.bare_setup_s()
+        result["sandbox_per_worker_s"] = round(setup[1] - setup[0], 4)
+    finally:
+        result["machine"]["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
+        shutil.rmtree(tmp, ignore_errors=True)
+    out = Path(args.out)
+    bench.atomic_write_text(out.with_suffix(".json"), json.dumps(result, indent=2) + "\n")
+    bench.atomic_write_text(out.with_suffix(".md"), markdown(result))
+    print(f"wrote {out.with_suffix('.json')} and {out.with_suffix('.md')}")
+
+
+def markdown(r: dict) -> str:
+    b, n, m = r["baseline"], r["now"], r["machine"]
+    rows = [
+        ("example: wall (s)", b["example"]["wall_s"], n["example"]["wall_s"]),
+        (
+            "example: Meep compute, warm re-runs summed (s)",
+            r["meep_compute_total_s"],
+            r["meep_compute_total_s"],
+        ),
+        ("example: wall / Meep compute", b["wall_over_meep"], n["wall_over_meep"]),
+        ("example: no-op rerun wall (s)", b["example"]["noop_s"], n["example"]["noop_s"]),
+        ("8-point sweep stage: wall (s)", b["sweep_stage"]["wall_s"], n["sweep_stage"]["wall_s"]),
+        (
+            "8-point sweep stage: efficiency on Meep compute (2 cores)",
+            b["sweep_stage"]["efficiency_on_meep"],
+            n["sweep_stage"]["efficiency_on_meep"],
+        ),
+        (
+            "8-point sweep: CSV identical to the baseline's",
+            True,
+            n["sweep_stage"]["identical_to_baseline"],
+        ),
+        (
+            "median step start-up: imports (s)",
+            b["step_startup"]["median_s"],
+            n["step_startup"]["median_s"],
+        ),
+    ]
+    for db, dn in zip(b["dry_run"], n["dry_run"], strict=True):
+        rows.append(
+            (
+                f"`snakemake -n`, {db['papers']} paper(s), {db['jobs']} jobs (s)",
+                db["dry_run_s"],
+                dn["dry_run_s"],
+            )
+        )
+    lines = [
+        "# Where the time goes (benchmarks/overhead.py)",
+        "",
+        f"{r['date']} on {m['hostname']}: {m['cpus']} CPUs, Snakemake {m['snakemake']}; "
+        f"load average {m['load_average_at_start']} at the start, "
+        f"{m.get('load_average_at_end')} at the end (other sessions share these cores, "
+        "so single numbers are noisy). Baseline: revision "
+        f"{r['baseline_rev']}; now: {r['now_rev']}. Both measured in this one run.",
+        "",
+        "| measure | baseline | now |",
+        "|---|---|---|",
+        *[f"| {name} | {x} | {y} |" for name, x, y in rows],
+        "",
+        "Simulation runtime per stage (result.json, s): baseline "
+        + ", ".join(f"{k} {v}" for k, v in b["example"]["simulation_runtime_s"].items())
+        + "; now "
+        + ", ".join(f"{k} {v}" for k, v in n["example"]["simulation_runtime_s"].items()),
+        "",
+        f"Sweep stage wall, now / baseline: {r['sweep_wall_ratio']}. Sandbox per packed "
+        f"worker (bubblewrap's own setup, once per worker rather than once per point): "
+        f"{r['sandbox_per_worker_s'] * 1000:.0f} ms.",
+        "",
+        "Meep compute per stage (s): "
+        + ", ".join(f"{k} {v}" for k, v in r["meep_compute_s"].items()),
+        "",
+        "Step start-up per step, now (s): "
+        + ", ".join(f"{k} {v}" for k, v in n["step_startup"]["per_step_s"].items()),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
