@@ -209,3 +209,20 @@ def test_overlay_puts_right_axis_curves_on_a_second_axis(paper_dir, monkeypatch,
     assert [ln.get_label() for ln in right.lines] == ["reproduced: R"]  # no paper data
     assert right.get_ylabel() == "R (right)" and "qualitative" in left.get_title()
     drawn["fig"].clf()
+
+
+def test_folder_level_refusals_named(paper_dir, tmp_path, capsys):
+    code, out = check(tmp_path / "empty", capsys)
+    assert code == 1 and "metadata.yaml: file does not exist; a paper folder needs one" in out
+    (paper_dir / "metadata.yaml").write_text("paper_id: [unclosed\n")
+    code, out = check(paper_dir, capsys)
+    assert code == 1 and "metadata.yaml: is not valid YAML" in out and "line 1" in out
+
+
+def test_a_csv_unit_its_axis_cannot_take_is_refused(paper_dir, capsys):
+    (paper_dir / "data" / "fig4_Rpeak.csv").write_text("pairs [nm],R\n1,0.6\n2,0.8\n")
+    (paper_dir / "data" / "fig2_T.csv").write_text("angle [deg],T\n1,0.6\n2,0.8\n")
+    code, out = check(paper_dir, capsys)
+    assert code == 1
+    assert "fig4_Rpeak.csv: column 'pairs [nm]': parameter in 'nm' cannot be converted to " in out
+    assert "fig2_T.csv: column 'angle [deg]': angle cannot be converted to wavelength" in out
