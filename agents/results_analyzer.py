@@ -24,12 +24,34 @@ class Discrepancy(AgentModel):
     severity: Literal["minor", "significant", "critical"]
 
 
+class Claim(AgentModel):
+    """One number the prose cites, named by the comparison quantity it is."""
+
+    figure_id: str
+    curve_id: str | None = None
+    quantity: str
+    """A comparison quantity of that curve: a metric (`rms_rel`, `max_abs_rel`,
+    `feature_shift_rel`, `feature_height_rel`, `feature_width_rel`), `rms_abs`,
+    `max_abs`, `coverage`, or with `feature` a matched feature's `x_paper`, `x_sim`,
+    `shift_rel`, `y_paper`, `y_sim`, `height_rel`, `width_paper`, `width_sim`,
+    `width_rel`."""
+    feature: int | None = None
+    """Index of the feature in the curve's `features` list (feature quantities only)."""
+    value: float
+    """The number exactly as the prose writes it."""
+    unit: str = "1"
+    """`%` when the prose writes a percentage of a fraction; else the quantity's unit."""
+
+
 class AnalysisOutput(AgentModel):
     stage_id: StageId
     summary: str
     """One paragraph on the stage's reproduction."""
     per_figure: list[FigureNarrative] = []
     discrepancies: list[Discrepancy] = []
+    claims: list[Claim] = []
+    """Every number the prose cites (summary, narratives, discrepancies): code checks
+    each against the same computed quantity; a number without a claim is unchecked."""
 
 
 def context(plan_stage: dict, comparison: dict, checks: dict, figures: list[dict]) -> dict:

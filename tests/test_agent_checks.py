@@ -65,3 +65,74 @@ def test_wrong_class_missing_figure_and_tampered_numbers_are_found():
         ],
     }
     assert any("0.4321" in p for p in analysis_problems(cited, comparison, ["fig3"]))
+
+
+def analysis_with(narrative: str, claims: list[dict]) -> dict:
+    return {
+        "summary": "",
+        "per_figure": [{"figure_id": "fig3", "narrative": narrative}],
+        "claims": claims,
+    }
+
+
+def test_a_claimed_number_is_checked_against_the_same_quantity():
+    comparison, curves = comparison_for(0.002)
+    curve = comparison["figures"][0]["curves"][0]
+    rms = curve["rms_abs"]
+    shift = curve["metrics"]["feature_shift_rel"]
+    good = analysis_with(
+        f"RMS difference {rms:.3g}, peak shift {100 * shift:.2f} %: SUCCESS.",
+        [
+            {
+                "figure_id": "fig3",
+                "curve_id": "R",
+                "quantity": "rms_abs",
+                "value": float(f"{rms:.3g}"),
+            },
+            {
+                "figure_id": "fig3",
+                "curve_id": "R",
+                "quantity": "feature_shift_rel",
+                "value": round(100 * shift, 2),
+                "unit": "%",
+            },
+        ],
+    )
+    assert analysis_problems(good, comparison, ["fig3"], curves) == []
+    # the same number claimed as another quantity does not hold
+    wrong = analysis_with(
+        f"Largest difference {rms:.3g}.",
+        [
+            {
+                "figure_id": "fig3",
+                "curve_id": "R",
+                "quantity": "max_abs",
+                "value": float(f"{rms:.3g}"),
+            }
+        ],
+    )
+    assert any("max_abs" in p for p in analysis_problems(wrong, comparison, ["fig3"], curves))
+
+
+def test_numbers_near_thresholds_or_other_metrics_are_not_accepted():
+    """The old regex accepted 'RMS 0.0098' and 'largest 0.029' because 0.01 and 0.03
+    are thresholds, and 'peak at 701.30 nm' because some number was near: without a
+    claim each is unchecked, and a claim that names its quantity is contradicted."""
+    comparison, curves = comparison_for(0.002)
+    unclaimed = analysis_with("RMS 0.0098, largest 0.029, peak at 701.30 nm.", [])
+    problems = analysis_problems(unclaimed, comparison, ["fig3"], curves)
+    for text in ("0.0098", "0.029", "701.30"):
+        assert any(f"'{text}' is no claimed number" in p for p in problems), problems
+    claimed = analysis_with(
+        "The peak is at 701.30 nm.",
+        [
+            {
+                "figure_id": "fig3",
+                "curve_id": "R",
+                "quantity": "x_sim",
+                "feature": 0,
+                "value": 701.30,
+            }
+        ],
+    )
+    assert any("x_sim" in p for p in analysis_problems(claimed, comparison, ["fig3"], curves))

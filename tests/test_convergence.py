@@ -8,6 +8,7 @@ Bragg stages at 2x would take minutes.
 import json
 import math
 
+import numpy as np
 import pytest
 import yaml
 
@@ -51,8 +52,10 @@ def test_stage_rerun_at_twice_the_resolution(converged):
     assert f"with resolution {res}\n" in (sd / "run" / "stdout.txt").read_text()
     assert f"with resolution {2 * res}\n" in (sd / "convergence_2x/run/stdout.txt").read_text()
     # positions and values of the Fabry-Perot features at N and 2N, with the estimate
-    qs = conv["quantities"]
+    qs = [q for q in conv["quantities"] if q["value_n"] is not None]
     assert len(qs) >= 4, qs
+    (point,) = [q for q in conv["quantities"] if q["name"].endswith("pointwise max change")]
+    assert point["status"] == "pass" and point["relative"] < th.CONVERGENCE_POINTWISE.warn
     for q in qs:
         expected = abs(q["value_2n"] - q["value_n"]) / th.CONVERGENCE_RICHARDSON_DIVISOR
         assert math.isclose(q["error_estimate"], expected, rel_tol=1e-9)
@@ -68,7 +71,23 @@ def test_report_shows_the_estimate(converged):
     conv = json.loads((converged / "stages" / STAGE / "convergence.json").read_text())
     assert "## Convergence (rerun at twice the resolution)" in md
     for q in conv["quantities"]:
+        if q["value_n"] is None:  # the pointwise change has no single value per run
+            assert f"| {STAGE} | {q['name']} | – | – | {q['error_estimate']:.3g} |" in md
+            continue
         row = f"| {STAGE} | {q['name']} | {q['value_n']:.6g} | {q['value_2n']:.6g} | "
         assert row + f"{q['error_estimate']:.3g} | {q['status']} |" in md
     page = report_html.markdown_to_html(md, converged, "convergence")
     assert f"{conv['quantities'][0]['error_estimate']:.3g}" in page
+
+
+@pytest.mark.parametrize(("change", "status"), [(0.001, "pass"), (0.03, "warn"), (0.15, "fail")])
+def test_pointwise_change_between_resolutions_fails(change, status):
+    """A curve that moves by 0.15 between N and 2N (what under-resolution did in the
+    probe) fails; the old feature-only comparison could at most warn."""
+    from reprolab.physics.convergence import pointwise
+
+    x = np.linspace(0.4, 0.9, 101)
+    y = 0.5 + 0.4 * np.sin(20 * x)
+    q = pointwise("fig/T", x, y, x, y + change * np.max(np.abs(y)) * np.cos(20 * x) ** 2)
+    assert q["status"] == status
+    assert q["relative"] == pytest.approx(change, rel=0.05)

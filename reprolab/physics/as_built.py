@@ -250,6 +250,9 @@ def _write() -> None:
         return
     path = os.path.join(workdir, RECORD_FILE)
     tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(record, fh, indent=1, default=str)
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(record, fh, indent=1, default=str)
+        os.replace(tmp, path)
+    except OSError as exc:  # a full disk must not turn a finished run into a crash
+        print(f"[reprolab] could not write {path}: {exc}", file=sys.stderr)

@@ -25,6 +25,25 @@ def richardson(q_n: float, q_2n: float) -> tuple[float, float]:
     return err, err / abs(q_2n) if q_2n else math.inf
 
 
+def pointwise(label: str, xa, ya, xb, yb) -> dict:
+    """Largest change of the curve between N and 2N on the N run's x grid, relative to
+    the curve's max |y|: it fails above a fraction of the classification's own
+    max_abs_rel acceptance (a result that moves that much is not converged)."""
+    diff = compare.resample(xb, yb, xa) - ya
+    scale = float(np.max(np.abs(yb))) or 1.0
+    change = float(np.nanmax(np.abs(diff))) / scale if np.isfinite(diff).any() else math.nan
+    lim = th.CONVERGENCE_POINTWISE
+    status = "fail" if not change <= lim.fail else "warn" if change > lim.warn else "pass"
+    return {
+        "name": f"{label} pointwise max change",
+        "value_n": None,
+        "value_2n": None,
+        "error_estimate": change,
+        "relative": change,
+        "status": status,
+    }
+
+
 def quantities(figure_outputs: list[dict], run_n: Path, run_2n: Path) -> list[dict]:
     """Feature positions and values of every reproduced curve at N and 2N."""
     out = []
@@ -38,6 +57,7 @@ def quantities(figure_outputs: list[dict], run_n: Path, run_2n: Path) -> list[di
             continue
         order_a, order_b = np.argsort(xa), np.argsort(xb)
         xa, ya, xb, yb = xa[order_a], ya[order_a], xb[order_b], yb[order_b]
+        out.append(pointwise(f"{fo['figure_id']}/{fo['curve_id']}", xa, ya, xb, yb))
         prom = compare.FEATURE_PROMINENCE * (float(np.ptp(yb)) or 1.0)
         fa, fb = compare.find_features(xa, ya, prom), compare.find_features(xb, yb, prom)
         label = f"{fo['figure_id']}/{fo['curve_id']}"

@@ -135,6 +135,9 @@ RECIPROCITY = 2e-3
 # with this relative tolerance (peak positions and values, not pointwise spectra).
 CONVERGENCE_RICHARDSON_DIVISOR = 3.0
 CONVERGENCE_TOLERANCE = 0.01
+# Pointwise: largest |y(2N) - y(N)| / max |y| on the figure's x grid; fails above half of
+# the max_abs_rel SUCCESS level (0.08), warns above a quarter.
+CONVERGENCE_POINTWISE = CheckLimit(fail=0.04, warn=0.02)
 # Debug / quick-check mode: the resolution scale applied to every stage's script.
 DEBUG_RESOLUTION_FACTOR = 0.5
 

@@ -20,7 +20,8 @@ h1{font-size:1.6em} h2{font-size:1.3em;border-bottom:1px solid #ccc;margin-top:2
 h3{font-size:1.1em;margin-top:1.5em}
 table{border-collapse:collapse;margin:.8em 0} td,th{border:1px solid #bbb;padding:.3em .6em;
 vertical-align:top} th{background:#f0f0f0}
-img{max-width:100%;height:auto} td img{max-width:34em}
+img{max-width:100%;height:auto}
+table.images{width:100%;table-layout:fixed} table.images td img{width:100%}
 code{background:#f4f4f4;padding:0 .2em}
 """
 
@@ -82,7 +83,9 @@ def markdown_to_html(md: str, base: Path, title: str) -> str:
                 rows.append(lines[i])
                 i += 1
             header, body = rows[0], [r for r in rows[1:] if not re.match(r"^\|[-:| ]+\|$", r)]
-            out.append("<table><tr>")
+            # a row of figures shares the page's width: each image scales to its column
+            has_img = any(_IMG.search(r) for r in body)
+            out.append('<table class="images"><tr>' if has_img else "<table><tr>")
             out += [f"<th>{inline(c, base)}</th>" for c in _cells(header)]
             out.append("</tr>")
             for r in body:

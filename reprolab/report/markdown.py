@@ -4,35 +4,27 @@ discrepancies, conclusions, checks, convergence, gates, history and cost."""
 from __future__ import annotations
 
 import json
-import os
-from collections import Counter
 from pathlib import Path
 
 from reprolab.fileio import read_json
 from reprolab.physics import thresholds as th
+from reprolab.report.fmt import (  # noqa: F401 - re-exported for the report step
+    _fmt,
+    _rel,
+    classification_tally,
+    overall_classification,
+    table_header,
+)
+from reprolab.report.sections import (  # noqa: F401 - re-exported for the report step
+    conclusions_section,
+    curve_metrics_table,
+    discrepancies_section,
+    feature_table,
+    figure_comparisons_section,
+    figure_section,
+    summary_table,
+)
 from reprolab.report.security import sandbox_row
-
-
-def _fmt(value, spec=".3g") -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, float) and value != value:
-        return "n/a"
-    if spec == "%":
-        return f"{value * 100:.2g} %"
-    return format(value, spec)
-
-
-def _rel(path: str | Path, start: Path) -> str:
-    return os.path.relpath(Path(path).resolve(), start.resolve())
-
-
-def table_header(*names: str) -> list[str]:
-    return ["| " + " | ".join(names) + " |", "|" + "---|" * len(names)]
-
-
-def overall_classification(figure_classes: list[str]) -> str:
-    return th.worst(figure_classes) if figure_classes else "FAILURE"
 
 
 def history_section(out_dir: Path, results: dict) -> list[str]:
@@ -108,39 +100,6 @@ def side_by_side(fig_id, paper_img: Path, own: Path | None, fig: dict, out_dir: 
     return [*table_header(*(c[0] for c in cols)), "| " + " | ".join(c[1] for c in cols) + " |"]
 
 
-def feature_table(fig: dict) -> list[str]:
-    """Matched peaks/dips: positions, relative shift and widths at half prominence."""
-    rows = [(c["curve_id"], f) for c in fig["curves"] for f in c.get("features", [])]
-    if not rows:
-        return []
-    md = [
-        "",
-        *table_header(
-            "curve",
-            "feature",
-            "x paper",
-            "x reproduced",
-            "shift (rel.)",
-            "width paper",
-            "width reproduced",
-        ),
-    ]
-    for curve_id, f in rows:
-        md.append(
-            f"| {curve_id} | {f['kind']} | {_fmt(f['x_paper'], '.5g')} | "
-            f"{_fmt(f['x_sim'], '.5g')} | {_fmt(f['shift_rel'], '%')} | "
-            f"{_fmt(f.get('width_paper'))} | {_fmt(f.get('width_sim'))} |"
-        )
-    return md
-
-
-def classification_tally(figure_rows: list[tuple]) -> tuple[str, Counter]:
-    """The overall class and the count per class, so that the summary and the
-    conclusions state the same numbers."""
-    classes = [fig["classification"] for _, _, fig in figure_rows]
-    return overall_classification(classes), Counter(classes)
-
-
 def title_section(run) -> list[str]:
     return [
         f"# Reproduction report: {run.paper.meta.title}",
@@ -179,7 +138,8 @@ def executive_summary(
         "| Overall assessment | |",
         "|---|---|",
         f"| Overall classification | **{overall}** |",
-        f"| Figures reproduced | {len(figure_rows)} of {paper_figure_count} |",
+        f"| Figures reproduced (SUCCESS only) | {counts['SUCCESS']} of {paper_figure_count} |",
+        f"| Figures compared | {len(figure_rows)} of {paper_figure_count} |",
         f"| SUCCESS / PARTIAL / FAILURE | {counts['SUCCESS']} / {counts['PARTIAL']} / "
         f"{counts['FAILURE']} |",
         f"| Stages | {len(verdicts)}: {stages} |",
@@ -254,128 +214,6 @@ def assumptions_section(
     ]
 
 
-def _curve_metrics_row(curve: dict) -> str:
-    if "error" in curve:
-        return f"| {curve['curve_id']} | – | – | – | – | FAILURE: {curve['error']} |"
-    if curve.get("qualitative"):  # no digitized data: the figure is compared by eye
-        return f"| {curve['curve_id']} | – | – | – | – | {curve['classes']} (qualitative) |"
-    feats = curve["features"]
-    matched = sum(1 for f in feats if f["x_sim"] is not None)
-    classes = ", ".join(f"{k}: {v}" for k, v in curve["classes"].items())
-    return (
-        f"| {curve['curve_id']} | {_fmt(curve['rms_abs'])} | {_fmt(curve['max_abs'])} | "
-        f"{_fmt(curve['metrics']['feature_shift_rel'], '%')} | "
-        f"{matched}/{len(feats)} | {classes} |"
-    )
-
-
-def curve_metrics_table(fig: dict) -> list[str]:
-    """Per curve: differences, feature shift and the class each metric earned."""
-    return [
-        *table_header(
-            "curve",
-            "RMS diff",
-            "max abs diff",
-            "peak/dip shift (rel.)",
-            "features matched",
-            "class per metric",
-        ),
-        *(_curve_metrics_row(c) for c in fig["curves"]),
-    ]
-
-
-def figure_section(
-    fig_id: str, title: str, stage_id: str, fig: dict, images: list[str], narrative: str
-) -> list[str]:
-    md = [
-        f"### {fig_id}: {title}",
-        "",
-        f"Stage `{stage_id}` · classification **{fig['classification']}**"
-        + " (qualitative: no digitized data, compared visually)" * bool(fig.get("qualitative")),
-        "",
-        *images,
-        "",
-        *curve_metrics_table(fig),
-        *feature_table(fig),
-    ]
-    if narrative:
-        md += ["", f"*Analysis (ResultsAnalyzer):* {narrative}"]
-    return [*md, ""]
-
-
-def figure_comparisons_section(figure_sections: list[list[str]]) -> list[str]:
-    return [
-        "",
-        "## 3. Figure-by-Figure Comparisons",
-        "",
-        *(line for section in figure_sections for line in section),
-    ]
-
-
-def _worst_metric(metrics: list[dict], key: str):
-    values = [m.get(key) for m in metrics if m.get(key) is not None]
-    return max(values) if values else None
-
-
-def summary_table(figure_rows: list[tuple]) -> list[str]:
-    """Each figure's worst curve per metric, beside the thresholds that classed it."""
-    md = [
-        "## 4. Summary Table",
-        "",
-        *table_header("figure", "stage", "classification", "RMS / max", "max abs / max", "shift"),
-    ]
-    for fig_id, stage_id, fig in figure_rows:
-        metrics = [c.get("metrics", {}) for c in fig["curves"]]
-        worst = " | ".join(
-            _fmt(_worst_metric(metrics, key), "%")
-            for key in ("rms_rel", "max_abs_rel", "feature_shift_rel")
-        )
-        qual = " (qualitative: compared visually, no digitized data)" * bool(fig.get("qualitative"))
-        md.append(f"| {fig_id} | {stage_id} | **{fig['classification']}**{qual} | {worst} |")
-    md += ["", "Classification thresholds (canonical, `reprolab/physics/thresholds.py`):", ""]
-    return [*md, th.format_thresholds_table(), ""]
-
-
-def discrepancies_section(analyses: dict) -> list[str]:
-    """The analyst's systematic discrepancies across all stages, in one table."""
-    discrepancies = [d for a in analyses.values() for d in a["discrepancies"]]
-    md = ["## 5. Systematic Discrepancies", ""]
-    if not discrepancies:
-        return [*md, "None identified by the analysis.", ""]
-    md += table_header("figure", "quantity", "severity", "description", "likely cause")
-    for d in discrepancies:
-        md.append(
-            f"| {d['figure_id']} | {d['quantity']} | {d['severity']} | {d['description']} | "
-            f"{d['likely_cause']} |"
-        )
-    return [*md, ""]
-
-
-def _stage_conclusion(verdict: dict) -> str:
-    if verdict["status"] == "blocked":
-        return f"- `{verdict['stage_id']}`: not run, blocked ({verdict['reason']})."
-    return (
-        f"- `{verdict['stage_id']}`: {verdict['status']} ({verdict['reason']}). Supervisor "
-        f"({verdict['supervisor_verdict']}): {verdict['supervisor']['output']['feedback']}"
-    )
-
-
-def conclusions_section(verdicts: list[dict], figure_rows: list[tuple]) -> list[str]:
-    """Each stage's verdict with the supervisor's word, then the numbers the code found."""
-    overall, counts = classification_tally(figure_rows)
-    return [
-        "## 6. Conclusions",
-        "",
-        *(_stage_conclusion(v) for v in verdicts),
-        "",
-        f"**Final statement:** {len(figure_rows)} target figures were simulated; overall "
-        f"classification **{overall}** ({counts['SUCCESS']} SUCCESS, {counts['PARTIAL']} PARTIAL, "
-        f"{counts['FAILURE']} FAILURE). Numbers above are computed by code from the simulation "
-        "outputs and the paper's digitized data; prose is the agents'.",
-        "",
-    ]
-
-
 def gate_decisions_section(interactions: list[dict]) -> list[str]:
     """Who answered each gate, and whether the configuration answered for a person."""
     md = ["## Gate decisions", ""]
@@ -441,7 +279,9 @@ def convergence_section(out_dir: Path) -> list[str]:
         "",
         f"Estimated discretisation error of the N run = \\|q(2N) − q(N)\\| / "
         f"{th.CONVERGENCE_RICHARDSON_DIVISOR:g} (second-order scheme); warn above "
-        f"{th.CONVERGENCE_TOLERANCE:g} relative.",
+        f"{th.CONVERGENCE_TOLERANCE:g} relative. The pointwise change of each curve "
+        f"(max \\|y(2N) − y(N)\\| / max \\|y\\|) fails above "
+        f"{th.CONVERGENCE_POINTWISE.fail:g}, warns above {th.CONVERGENCE_POINTWISE.warn:g}.",
         "",
     ]
     return md

@@ -13,17 +13,8 @@ from reprolab.artifacts import load_adaptations, load_plan, plan_stage
 from reprolab.events import log_event
 from reprolab.fileio import atomic_write_json, read_json
 from reprolab.physics import checks as checks_mod
-from reprolab.physics import compare
-from reprolab.physics import thresholds as th
+from reprolab.physics import claims, compare
 from reprolab.steps.blocking import passed_on_block
-
-# Threshold values an analysis may quote (as fractions or percent).
-THRESHOLD_NUMBERS = tuple(
-    v for b in th.DISCREPANCY_THRESHOLDS for v in (b.acceptable, b.investigate)
-) + tuple(100 * v for b in th.DISCREPANCY_THRESHOLDS for v in (b.acceptable, b.investigate))
-
-
-CLASS_WORDS = ("SUCCESS", "PARTIAL", "FAILURE")
 
 
 def raw_curves(run, design: SimulationDesign, run_dir: Path) -> dict:
@@ -54,9 +45,8 @@ def analysis_problems(
         problems += [
             f"comparison.json: {m}" for m in compare.recompute_comparison(comparison, curves)
         ]
-    texts = [analysis.get("summary", "")] + [n["narrative"] for n in analysis.get("per_figure", [])]
-    for text in texts:
-        problems += compare.narrative_mismatches(text, comparison, THRESHOLD_NUMBERS)
+    # every cited number through its structured claim; no regex acceptance of prose
+    problems += claims.problems(claims.audit_analysis(analysis, comparison))
     computed = {f["figure_id"]: f["classification"] for f in comparison["figures"]}
     narrated = {n["figure_id"]: n["narrative"] for n in analysis.get("per_figure", [])}
     for fig in target_figures:
@@ -66,10 +56,10 @@ def analysis_problems(
         if fig not in computed:
             problems.append(f"narrative for '{fig}', which this stage does not compare")
             continue
-        claimed = {w for w in CLASS_WORDS if re.search(rf"\b{w}\b", text)}
-        if claimed and computed[fig] not in claimed:
+        said = {w for w in claims.CLASS_WORDS if re.search(rf"\b{w}\b", text)}
+        if said and computed[fig] not in said:
             problems.append(
-                f"{fig}: the narrative calls it {sorted(claimed)}, "
+                f"{fig}: the narrative calls it {sorted(said)}, "
                 f"but the thresholds give {computed[fig]}"
             )
     return problems
@@ -142,6 +132,7 @@ def analyze_stage(
                 "flagged": not approved,
                 "issues": check["output"]["issues"] + problems,
             }
+            analysis["prose_audit"] = claims.audit_analysis(analysis["output"], comparison)
             atomic_write_json(out_analysis, analysis)
             log_event(
                 run.out_dir,

@@ -1,0 +1,38 @@
+"""Formatting helpers shared by the report's section builders."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from pathlib import Path
+
+from reprolab.physics import thresholds as th
+
+
+def _fmt(value, spec=".3g") -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float) and value != value:
+        return "n/a"
+    if spec == "%":
+        return f"{value * 100:.2g} %"
+    return format(value, spec)
+
+
+def _rel(path: str | Path, start: Path) -> str:
+    return os.path.relpath(Path(path).resolve(), start.resolve())
+
+
+def table_header(*names: str) -> list[str]:
+    return ["| " + " | ".join(names) + " |", "|" + "---|" * len(names)]
+
+
+def overall_classification(figure_classes: list[str]) -> str:
+    return th.worst(figure_classes) if figure_classes else "FAILURE"
+
+
+def classification_tally(figure_rows: list[tuple]) -> tuple[str, Counter]:
+    """The overall class and the count per class, so that the summary and the
+    conclusions state the same numbers."""
+    classes = [fig["classification"] for _, _, fig in figure_rows]
+    return overall_classification(classes), Counter(classes)

@@ -1,0 +1,64 @@
+"""Agents' prose as the report prints it: after the code's verdict, every number marked
+by whether a structured claim backs it, and text the code contradicts struck through
+under a warning (never printed as if it stood)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reprolab.fileio import read_json
+from reprolab.physics import claims
+
+UNCHECKED = "[unchecked]"
+
+
+def stage_audit(stage_dir: Path) -> dict | None:
+    """The audit of a stage's analysis against its comparison (None when absent)."""
+    try:
+        analysis = read_json(stage_dir / "analysis.json")
+        comparison = read_json(stage_dir / "comparison.json")
+    except (OSError, ValueError):
+        return None
+    if analysis.get("blocked") or "output" not in analysis:
+        return None
+    return claims.audit_analysis(analysis["output"], comparison)
+
+
+def section_of(audit: dict | None, name: str) -> dict | None:
+    if audit is None:
+        return None
+    return next((s for s in audit["sections"] if s["section"] == name), None)
+
+
+def _marked_numbers(text: str, numbers: list[dict]) -> str:
+    out, last = [], 0
+    for m, n in zip(claims._NUMBER.finditer(text), numbers, strict=False):
+        out.append(text[last : m.end()])
+        if n["status"] == "unchecked":
+            out.append(f" {UNCHECKED}")
+        elif n["status"] == "contradicted":
+            out.append(" [contradicted]")
+        last = m.end()
+    return "".join(out) + text[last:]
+
+
+def render(text: str, audit_section: dict | None) -> str:
+    """One piece of prose with its marks; contradicted text is struck through."""
+    if not text:
+        return text
+    if audit_section is None:
+        audit_section = claims.audit_text(text, [], None, set())  # no claims: all unchecked
+    if audit_section["status"] == "contradicted":
+        why = "; ".join(audit_section["details"])
+        return f"**⚠ Contradicted by the code's numbers ({why}); not standing:** ~~{text}~~"
+    marked = _marked_numbers(text, audit_section["numbers"])
+    if audit_section["status"] == "unchecked":
+        marked += f" *(numbers marked {UNCHECKED} are backed by no claim the code checked)*"
+    return marked
+
+
+def supervisor_text(text: str, stage_classes: set[str]) -> str:
+    """The supervisor cites no claims: its numbers are unchecked, its class words must be
+    the code's classes for that stage."""
+    audit = claims.audit_text(text, [], None, stage_classes or set(claims.CLASS_WORDS))
+    return render(text, audit)
