@@ -172,7 +172,7 @@ def write_report(run, inputs, out_report, out_html=None) -> None:
         [figure_comparison(run, records, row, assets, out_dir) for row in figure_rows]
     )
     md += summary_table(figure_rows)
-    md += discrepancies_section(records.analyses)
+    md += discrepancies_section(records.analyses, records.comparisons)
     md += conclusions_section(records.verdicts, figure_rows)
     md += checks_section(records.checks_by_stage, out_dir)
     md += convergence_section(out_dir)
