@@ -11,11 +11,13 @@ from __future__ import annotations
 import datetime as dt
 import json
 import platform
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-from tests.planted import corpus
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the corpus lives in tests/
+from tests.planted import corpus  # noqa: E402
 
 OUT = Path(__file__).parent / "results"
 
