@@ -58,3 +58,34 @@ def test_conclusions_count_only_success_and_mark_the_supervisor():
         )
     )
     assert "| Figures reproduced (SUCCESS only) | 1 of 4 |" in summary
+
+
+def test_checks_section_shows_what_meep_built():
+    checks = {
+        "stage1_x": {
+            "verdict": "fail",
+            "checks": [
+                {
+                    "name": "built:resolution_ppw",
+                    "status": "fail",
+                    "value": 9.1,
+                    "threshold": "",
+                    "detail": "",
+                },
+                {
+                    "name": "built:field_decay",
+                    "status": "pass",
+                    "value": 3e-11,
+                    "threshold": "",
+                    "detail": "",
+                },
+            ],
+        },
+        "stage0_m": {"verdict": "pass", "checks": []},
+    }
+    from pathlib import Path
+
+    md = "\n".join(markdown.checks_section(checks, Path(".")))
+    assert "### As built (run-time record)" in md
+    assert "| stage1_x | 9.1 (fail) | – | 3e-11 (pass) | – | – |" in md
+    assert "| stage0_m | –" not in md  # no record: no row

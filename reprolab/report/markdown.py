@@ -251,7 +251,35 @@ def checks_section(checks_by_stage: dict, out_dir: Path) -> list[str]:
             notes += f"; diagnosis: {_rel(c['diagnosis'], out_dir)}"
         md.append(f"| {sid} | {c['verdict']} | {passed}/{len(c['checks'])} | {notes or '–'} |")
     md += ["", "A check that fails fails its stage; no agent verdict overrides it.", ""]
-    return md
+    return md + as_built_table(checks_by_stage)
+
+
+# The run-time record's measurements the report shows per stage (checks named built:*).
+AS_BUILT_COLUMNS = (
+    ("built:resolution_ppw", "pixels per wavelength (densest material)"),
+    ("built:pml_thickness", "thinnest PML (wavelengths)"),
+    ("built:field_decay", "field energy end/peak"),
+    ("built:source_bandwidth", "farthest monitored frequency (·fwidth)"),
+    ("built:geometry_as_declared", "declared dimensions not built"),
+)
+
+
+def as_built_table(checks_by_stage: dict) -> list[str]:
+    """What Meep built and measured, per stage, from the run-time record (as_built.json)."""
+    rows = []
+    for sid, c in checks_by_stage.items():
+        by_name = {x["name"]: x for x in c["checks"]}
+        if not any(name in by_name for name, _ in AS_BUILT_COLUMNS):
+            continue
+        cells = [
+            f"{_value(by_name[n]['value'])} ({by_name[n]['status']})" if n in by_name else "–"
+            for n, _ in AS_BUILT_COLUMNS
+        ]
+        rows.append(f"| {sid} | " + " | ".join(cells) + " |")
+    if not rows:
+        return []
+    head = table_header("stage", *(label for _, label in AS_BUILT_COLUMNS))
+    return ["### As built (run-time record)", "", *head, *rows, ""]
 
 
 def convergence_section(out_dir: Path) -> list[str]:
