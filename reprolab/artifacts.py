@@ -37,3 +37,22 @@ def load_adaptations(path: str | Path) -> list[PromptModification]:
 
 def load_plan(path: str | Path) -> PlannerOutput:
     return PlannerOutput.model_validate(read_json(path)["output"])
+
+
+def plan_rerun_note(paper_id: str, plan_path: Path) -> str | None:
+    """What a dry run says when a paper's plan is to be redone: the stages after it
+    are decided once it has run, so it names those that may rerun (None when there
+    is no plan yet, as on a first run)."""
+    if not plan_path.is_file():
+        return None
+    try:
+        stages = [s["stage_id"] for s in json.loads(plan_path.read_text())["output"]["stages"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        stages = []
+    return (
+        f"[reprolab] dry run: the plan of paper '{paper_id}' is redone first (an input "
+        "of it changed); what follows it is decided once it has run. A stage whose plan "
+        "entry or prompt adaptations come out changed reruns from its design, with its "
+        "simulations and the stages that depend on it; the others are kept. Stages now: "
+        f"{', '.join(stages) or '(unreadable plan)'}."
+    )

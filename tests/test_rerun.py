@@ -143,10 +143,49 @@ def test_touching_a_figure_image_reruns_only_its_analysis_and_after(done):
         assert dry(done) == expected({S2: ("analyze", "stage_verdict")})
 
 
-def test_touching_the_paper_text_replans(done):
-    # The plan is a checkpoint: the stages after it are decided once it has run.
+def test_touching_the_paper_text_replans_and_the_dry_run_says_what_may_follow(done):
+    # The plan is a checkpoint: the stages after it are decided once it has run, and
+    # the dry run says so, naming them, instead of hiding them.
     with touched(done / "paper/paper.md"):
-        assert {("adapt_prompts", ""), ("plan", "")} <= dry(done)
+        run = snakemake(done, "-n")
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert jobs(run.stdout + run.stderr) == expected({}, "adapt_prompts", "plan")
+    notes = [n for n in run.stderr.splitlines() if n.startswith("[reprolab] dry run: the plan")]
+    assert len(notes) == 1 and all(s in notes[0] for s in (S0, S1, S2, S3)), notes
+
+
+def rerun_jobs(wd: Path) -> tuple[set, list[dict]]:
+    """A real run's jobs, and the agent calls it made (from the metrics ledger)."""
+    ledger = wd / "outputs" / PAPER / "metrics.jsonl"
+    before = len(ledger.read_text().splitlines())
+    run = snakemake(wd)
+    assert run.returncode == 0, run.stderr[-3000:]
+    calls = [json.loads(line) for line in ledger.read_text().splitlines()[before:]]
+    return jobs(run.stdout + run.stderr), calls
+
+
+def test_a_replan_giving_the_same_plan_redoes_no_stage(done):
+    o = done / "outputs" / PAPER
+    consent = (o / "user_interactions.jsonl").read_text()
+    (done / "paper/paper.md").touch()
+    got, calls = rerun_jobs(done)
+    assert got == expected({}, "adapt_prompts", "plan")
+    assert {c["agent"] for c in calls} == {"prompt_adaptor", "planner", "plan_reviewer"}
+    assert (o / "user_interactions.jsonl").read_text() == consent
+
+
+def test_a_replan_changing_one_stage_redoes_only_it_and_the_stages_after_it(done):
+    # The planner now describes the last stage differently (its recorded answer edited).
+    recording = done / "paper/recordings/paper/planner.a1.yaml"
+    head, last = recording.read_text().split(f"- stage_id: {S3}\n")
+    assert "      description: " in last
+    last = last.replace("      description: ", "      description: (reworded) ", 1)
+    recording.write_text(f"{head}- stage_id: {S3}\n{last}")
+    (done / "paper/paper.md").touch()
+    assert not downstream(done, S3)
+    got, calls = rerun_jobs(done)
+    assert got == expected({S3: ("stage_inputs", *WHOLE_STAGE)}, "adapt_prompts", "plan")
+    assert {c["stage_id"] for c in calls} == {"paper", S3}
 
 
 def downstream(wd: Path, stage_id: str) -> set[str]:

@@ -3,6 +3,9 @@ import os
 import sys
 from pathlib import Path
 
+from snakemake.exceptions import IncompleteCheckpointException
+
+from reprolab.artifacts import plan_rerun_note
 from reprolab.steps.eligibility import HIERARCHY
 from reprolab.errors import ReproLabError
 from reprolab.fileio import lock_outputs_dir
@@ -110,7 +113,42 @@ def get_replan_request(wildcards):
 
 def get_plan(wildcards):
     """The plan (a checkpoint: stages are known only once it exists)."""
-    return checkpoints.plan.get(paper=wildcards.paper).output.plan
+    try:
+        return checkpoints.plan.get(paper=wildcards.paper).output.plan
+    except IncompleteCheckpointException:
+        if workflow.dryrun:
+            note_replan(wildcards.paper)
+        raise
+
+
+NOTED_REPLANS = set()
+
+
+def note_replan(paper):
+    """A dry run cannot list what follows a plan that is to be redone: say so, once."""
+    text = plan_rerun_note(paper, Path(f"{OUT}/{paper}/plan.json"))
+    if text and paper not in NOTED_REPLANS:
+        NOTED_REPLANS.add(paper)
+        print(text, file=sys.stderr)
+
+
+def get_plan_kept(wildcards):
+    """The plan as a stage's step reads it: after the plan checkpoint, but a rewritten
+    plan.json alone redoes nothing; the stage's own entry (stage_inputs) does."""
+    return ancient(get_plan(wildcards))
+
+
+# Read by every agent step; a rerun of adapt_prompts that gives the same adaptations
+# redoes nothing (stage_inputs carries what a stage's design reads of them).
+ADAPTATIONS_KEPT = ancient(f"{PAPER_OUT}/prompt_adaptations.json")
+
+
+def stage_inputs_value(wildcards):
+    """What a stage's design reads of the plan and the prompt adaptations: its own
+    plan entry and the adaptations' content (not their provenance or times)."""
+    with open(f"{OUT}/{wildcards.paper}/prompt_adaptations.json") as fh:
+        adaptations = {k: v for k, v in json.load(fh).items() if k != "provenance"}
+    return {"stage": find_stage(wildcards), "adaptations": adaptations}
 
 
 def plan_stages(wildcards):
@@ -133,8 +171,10 @@ def stage_file(wildcards, stage_id, name):
 def get_design_inputs(wildcards):
     stage = find_stage(wildcards)
     inputs = {
-        "plan": get_plan(wildcards),
-        "adaptations": f"{OUT}/{wildcards.paper}/prompt_adaptations.json",
+        "plan": get_plan_kept(wildcards),
+        "adaptations": ancient(f"{OUT}/{wildcards.paper}/prompt_adaptations.json"),
+        # Rewritten only when this stage's plan entry or the adaptations change.
+        "stage_inputs": stage_file(wildcards, wildcards.stage, ".inputs/stage.json"),
         "figure_x": get_figure_x(wildcards),
         # A dependency's verdict orders the stages (eligibility reads it) but its rewrite
         # alone (e.g. a changed digitized value re-judged) does not redo this stage;

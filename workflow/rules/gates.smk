@@ -6,7 +6,7 @@ if "material_checkpoint" in AUTO_APPROVE:
     rule auto_approve_material:
         input:
             unpack(get_stage0_for_gate),
-            plan=get_plan,
+            plan=get_plan_kept,
         output:
             decision=f"{PAPER_OUT}/gates/material_checkpoint.json",
         log:
@@ -19,7 +19,7 @@ if "material_checkpoint" in AUTO_APPROVE:
 rule material_gate:
     input:
         unpack(get_stage0_for_gate),
-        plan=get_plan,
+        plan=get_plan_kept,
         decision=get_gate_decision,
     output:
         validated=f"{PAPER_OUT}/validated_materials.json",

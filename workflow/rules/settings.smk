@@ -27,3 +27,18 @@ rule figure_x_range:
         value=lambda wildcards: figure_x_ranges(paper_of(wildcards))[wildcards.figure],
     script:
         "../scripts/write_setting.py"
+
+
+rule stage_inputs:
+    input:
+        plan=get_plan_kept,
+        adaptations=ADAPTATIONS_KEPT,
+    output:
+        stage=f"{STAGE_OUT}/.inputs/stage.json",
+    localrule: True
+    params:
+        # A replan or a rerun of prompt adaptation that leaves this stage's entry and
+        # the adaptations as they were redoes nothing of the stage.
+        value=stage_inputs_value,
+    script:
+        "../scripts/write_setting.py"

@@ -18,7 +18,7 @@ rule design:
 rule generate_code:
     input:
         design=f"{STAGE_OUT}/design.json",
-        adaptations=f"{PAPER_OUT}/prompt_adaptations.json",
+        adaptations=ADAPTATIONS_KEPT,
     output:
         code=f"{STAGE_OUT}/code.json",
         script=f"{STAGE_OUT}/simulation.py",
@@ -34,7 +34,7 @@ rule simulate:
         code=f"{STAGE_OUT}/code.json",
         script=f"{STAGE_OUT}/simulation.py",
         design=f"{STAGE_OUT}/design.json",
-        plan=get_plan,
+        plan=get_plan_kept,
         # Settings that change what a run is (ranks, memory, a sweep point's time
         # share): changing one reruns the simulation; executor and launcher do not.
         settings=SIMULATION_SETTINGS,
@@ -75,8 +75,8 @@ rule validate_run:
         checks=f"{STAGE_OUT}/checks.json",
         code=f"{STAGE_OUT}/code.json",
         design=f"{STAGE_OUT}/design.json",
-        plan=get_plan,
-        adaptations=f"{PAPER_OUT}/prompt_adaptations.json",
+        plan=get_plan_kept,
+        adaptations=ADAPTATIONS_KEPT,
     output:
         validation=f"{STAGE_OUT}/run_validation.json",
     log:
@@ -106,12 +106,12 @@ rule compare_figures:
 
 rule analyze:
     input:
-        plan=get_plan,
+        plan=get_plan_kept,
         comparison=f"{STAGE_OUT}/comparison.json",
         checks=f"{STAGE_OUT}/checks.json",
         validation=f"{STAGE_OUT}/run_validation.json",
         design=f"{STAGE_OUT}/design.json",
-        adaptations=f"{PAPER_OUT}/prompt_adaptations.json",
+        adaptations=ADAPTATIONS_KEPT,
         paper=get_figure_data,
         images=get_figure_images,
     output:
@@ -125,12 +125,12 @@ rule analyze:
 
 rule stage_verdict:
     input:
-        plan=get_plan,
+        plan=get_plan_kept,
         checks=f"{STAGE_OUT}/checks.json",
         comparison=f"{STAGE_OUT}/comparison.json",
         analysis=f"{STAGE_OUT}/analysis.json",
         validation=f"{STAGE_OUT}/run_validation.json",
-        adaptations=f"{PAPER_OUT}/prompt_adaptations.json",
+        adaptations=ADAPTATIONS_KEPT,
     output:
         verdict=f"{STAGE_OUT}/verdict.json",
     log:
@@ -146,7 +146,7 @@ rule convergence:
         code=f"{STAGE_OUT}/code.json",
         script=f"{STAGE_OUT}/simulation.py",
         checks=f"{STAGE_OUT}/checks.json",
-        plan=get_plan,
+        plan=get_plan_kept,
     output:
         convergence=f"{STAGE_OUT}/convergence.json",
     log:
