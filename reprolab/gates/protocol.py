@@ -88,6 +88,9 @@ class Checkpoint(BaseModel):
     created_at: str = ""
     nonce: str = ""
     """Fresh random value per question (kept while what is asked about is unchanged)."""
+    headline: str = ""
+    """What happened, in a few words, for the console's one WAITING line (e.g. the
+    stage, the Slurm job and the reason of a failed run)."""
 
 
 def content_sha256(data) -> str:
@@ -178,7 +181,9 @@ def waiting_message(checkpoint: Checkpoint) -> str:
         )
     return (
         f"WAITING FOR YOU: {checkpoint.kind.replace('_', ' ')} '{checkpoint.gate_id}' of paper "
-        f"'{checkpoint.paper_id}'.\n  {checkpoint.question}\n"
+        f"'{checkpoint.paper_id}'"
+        + (f": {checkpoint.headline}" if checkpoint.headline else "")
+        + f".\n  {checkpoint.question}\n"
         f"  Details: {request}\n"
         f"  Answer with `reprolab approve {checkpoint.paper_id} {checkpoint.gate_id}` "
         f"(or {'/'.join(a for a in checkpoint.actions if a != 'approve')}; options: "

@@ -13,8 +13,10 @@ to go on, and Snakemake exits non-zero."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from reprolab.events import log_event
+from reprolab.fileio import read_json
 from reprolab.gates import consent, protocol
 
 DEFAULT_MAX_RESUBMITS = 2
@@ -87,6 +89,8 @@ def run_failure_gate(run, stage_id: str, record: dict, state: RerunState) -> boo
             f"{failure['summary']}. approve: {rerun}; reject: accept the failed run "
             "as it is (the checks and the verdict judge it; the stage fails)."
         ),
+        headline=f"{'Slurm ' if record.get('executor') == 'slurm' else ''}job {job_id} "
+        f"{failure['kind']}",
         options=["rerun", "accept"],
         actions=["approve", "reject"],
         payload={"failure": failure, "job_id": job_id, "resubmits": state.resubmits},
@@ -102,3 +106,14 @@ def run_failure_gate(run, stage_id: str, record: dict, state: RerunState) -> boo
         kind="run_failure",
     )
     return decision.action == "approve"
+
+
+def failed_run_reason(result_path) -> str | None:
+    """Why the stage's last run failed, as the verdict and the report say it: the
+    failure kind, the job and Slurm's (or the runner's) own words; None if it ran."""
+    path = Path(result_path)
+    record = read_json(path) if path.is_file() else {}
+    failure = record.get("failure")
+    if not failure:
+        return None
+    return f"run failed: {failure['kind']} (job {record.get('job_id')}): {failure['summary']}"

@@ -20,7 +20,7 @@ from reprolab.fileio import (
 from reprolab.gates import consent, protocol
 from reprolab.physics import thresholds as th
 from reprolab.settings import PaperRun
-from reprolab.steps import eligibility
+from reprolab.steps import eligibility, run_failures
 from reprolab.steps.backtrack import backtrack, replan
 
 OK_STATUSES = ("completed_success", "completed_partial")
@@ -96,6 +96,9 @@ def stage_verdict(
     analysis = read_json(analysis_path)
     stage = plan_stage(plan, comparison["stage_id"])
     status, reason = stage_status(stage, checks, comparison, validation)
+    ran = run_failures.failed_run_reason(Path(checks_path).with_name("result.json"))
+    if ran and status == "completed_failed":
+        reason = f"{ran}; {reason}"  # the cause first: the checks only saw its effects
     artifact = ask_supervisor(
         run,
         plan,

@@ -1,0 +1,250 @@
+"""The example paper through `snakemake --profile slurm`, attacked the way a
+busy cluster and a dropped login session would, end to end on the real
+one-node Slurm:
+
+- while the run goes on, a running simulation job is cancelled from outside
+  (an admin's `scancel`, a preemption): it must be resubmitted by itself and the
+  run must complete;
+- while the sweep's jobs run, the driver (snakemake) is SIGKILLed: the rerun
+  must wait on the jobs already submitted, run no point twice, log no false
+  failure and regenerate no code;
+- a simulation over its time limit must open a gate, make snakemake exit
+  non-zero with one line naming the stage, the job, the reason and the command
+  to go on, and once accepted the report must say why the stage failed.
+
+What must not change is checked against the session's uninterrupted run
+(tests/conftest.py): the agent calls and their cost, and the consent log.
+"""
+
+import json
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from reprolab.jobs import submit
+from tests.conftest import EXAMPLE, REPO
+from tests.test_slurm import SNAKEMAKE, slurm_cluster  # noqa: F401 - the fixture
+
+pytestmark = [pytest.mark.slurm, pytest.mark.usefixtures("slurm_cluster")]
+PAPER = "silica_bragg_2026"
+CANCELLED_STAGE = "stage2_bragg_mirror"  # 2 ranks, ~8 s: long enough to be caught running
+SWEEP_STAGE = "stage3_pairs_sweep"
+TIMED_OUT = "stage1_single_slab"
+
+
+def profile_cmd(wd: Path, *extra: str) -> list[str]:
+    return [
+        SNAKEMAKE,
+        "--profile",
+        str(REPO / "slurm"),
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(wd),
+        "--configfile",
+        str(wd / "config.yaml"),
+        *extra,
+    ]
+
+
+def write_config(wd: Path, paper_dir: Path) -> None:
+    config = {
+        "outputs_dir": "outputs",
+        "papers": [{"paper_dir": str(paper_dir)}],
+        "provider": {"kind": "replay"},
+        "simulation": {"executor": "local", "max_mpi_ranks": 2, "max_concurrent_jobs": 2},
+        "gates": {"auto_approve": ["material_checkpoint"]},
+    }
+    (wd / "config.yaml").write_text(yaml.safe_dump(config))
+
+
+def jobs_of(wd: Path) -> list[dict]:
+    """Every Slurm job (array tasks included) whose log lies under this run's folder."""
+    listing = subprocess.run(
+        ["scontrol", "show", "jobs", "-o"], capture_output=True, text=True, check=True
+    ).stdout
+    found = []
+    for line in listing.splitlines():
+        fields = dict(t.split("=", 1) for t in line.split() if "=" in t)
+        if fields.get("StdOut", "").startswith(str(wd)):
+            found.append(fields)
+    return found
+
+
+def submitted_job(fields: dict) -> str:
+    """The id submitit knows a job by: `<array>_<task>` for an array task (tasks not
+    yet started show as one record, e.g. `6_2-7%2`)."""
+    if fields.get("ArrayJobId") and fields.get("ArrayTaskId"):
+        return f"{fields['ArrayJobId']}_{fields['ArrayTaskId']}"
+    return fields["JobId"]
+
+
+def stage_jobs(wd: Path, stage: str) -> list[dict]:
+    return [j for j in jobs_of(wd) if j.get("JobName") == f"reprolab-{PAPER}-{stage}"]
+
+
+@pytest.fixture(scope="module")
+def attacked(tmp_path_factory):
+    wd = tmp_path_factory.mktemp("slurm-attacked")
+    write_config(wd, EXAMPLE)
+    out, err = open(wd / "first.out", "w"), open(wd / "first.err", "w")  # noqa: SIM115
+    first = subprocess.Popen(profile_cmd(wd), stdout=out, stderr=err)
+    cancelled = killed_sweep = None
+    deadline = time.time() + 900
+    while time.time() < deadline and first.poll() is None:
+        if cancelled is None:
+            running = [j for j in stage_jobs(wd, CANCELLED_STAGE) if j["JobState"] == "RUNNING"]
+            if running:
+                cancelled = running[0]["JobId"]
+                subprocess.run(["scancel", cancelled], check=True)
+        else:
+            sweep = stage_jobs(wd, SWEEP_STAGE)
+            if any(j["JobState"] == "RUNNING" for j in sweep):
+                # A dropped login session: the driver dies at once, its jobs live on.
+                first.send_signal(signal.SIGKILL)
+                first.wait()
+                killed_sweep = sorted({submitted_job(j) for j in sweep})
+                break
+        time.sleep(0.2)
+    out.close()
+    err.close()
+    assert cancelled, f"no running job of {CANCELLED_STAGE} was ever seen"
+    assert killed_sweep, (
+        "the sweep never started before the first run ended:\n"
+        + (wd / "first.err").read_text()[-3000:]
+    )
+    submission = wd / "outputs" / PAPER / "stages" / SWEEP_STAGE / "submitit" / submit.SUBMISSION
+    recorded = json.loads(submission.read_text())["job_ids"] if submission.is_file() else None
+    unlock = subprocess.run(
+        profile_cmd(wd, "--unlock"), capture_output=True, text=True, timeout=300
+    )
+    final = subprocess.run(profile_cmd(wd), capture_output=True, text=True, timeout=1200)
+    return {
+        "wd": wd,
+        "first_err": (wd / "first.err").read_text(),
+        "cancelled": cancelled,
+        "sweep_at_kill": killed_sweep,
+        "recorded": recorded,
+        "unlock": unlock,
+        "final": final,
+    }
+
+
+def test_the_attacked_run_completes_with_every_figure_reproduced(attacked):
+    final = attacked["final"]
+    assert attacked["unlock"].returncode == 0, attacked["unlock"].stderr[-2000:]
+    assert final.returncode == 0, final.stderr[-4000:]
+    o = attacked["wd"] / "outputs" / PAPER
+    assert (o / f"REPRODUCTION_REPORT_{PAPER}.md").is_file()
+    for stage_dir in sorted((o / "stages").iterdir()):
+        comparison = json.loads((stage_dir / "comparison.json").read_text())
+        assert {f["classification"] for f in comparison["figures"]} <= {"SUCCESS"}, stage_dir
+
+
+def test_a_cancelled_job_was_resubmitted_by_itself(attacked):
+    stage = attacked["wd"] / "outputs" / PAPER / "stages" / CANCELLED_STAGE
+    kept = json.loads((stage / "failed_runs/f1/result.json").read_text())
+    assert kept["failure"]["kind"] == "cancelled"
+    assert kept["job_id"] == attacked["cancelled"]
+    record = json.loads((stage / "result.json").read_text())
+    assert record["failure"] is None and record["job_id"] != attacked["cancelled"]
+    # The console said so, with the job id, while the run went on.
+    assert attacked["cancelled"] in attacked["first_err"]
+    events = (attacked["wd"] / "outputs" / PAPER / "events.jsonl").read_text()
+    assert f"job {attacked['cancelled']} cancelled" in events
+    assert "resubmitted automatically" in events
+
+
+def test_the_rerun_reattached_to_the_sweep_and_no_point_ran_twice(attacked):
+    wd = attacked["wd"]
+    stage = wd / "outputs" / PAPER / "stages" / SWEEP_STAGE
+    record = json.loads((stage / "result.json").read_text())
+    assert record["failure"] is None, record["failure"]
+    # The submission recorded before waiting is what the rerun waited on...
+    assert attacked["recorded"], "the sweep's submission was not recorded before the kill"
+    used = {p["job_id"] for p in record["points"]}
+    assert used == set(attacked["recorded"]), (used, attacked["recorded"])
+    # ...and Slurm never saw a second submission of the sweep.
+    everything = {submitted_job(j) for j in stage_jobs(wd, SWEEP_STAGE)}
+    assert everything == set(attacked["recorded"]), everything
+    arrays = {job.split("_")[0] for job in everything}
+    assert {job.split("_")[0] for job in attacked["sweep_at_kill"]} == arrays
+    # No false failure: nothing kept as failed, no code regenerated.
+    assert not (stage / "failed_runs").exists()
+    assert sorted(p.name for p in stage.glob("code.r*.json")) == ["code.r1.json"]
+
+
+def test_agent_calls_and_consent_log_equal_an_uninterrupted_run(attacked, offline_example_run):
+    def total(wd: Path) -> dict:
+        return json.loads((wd / "outputs" / PAPER / "cost_summary.json").read_text())["total"]
+
+    def decisions(wd: Path) -> list:
+        lines = (wd / "outputs" / PAPER / "user_interactions.jsonl").read_text().splitlines()
+        return [
+            (e["interaction_type"], e["user_response"]["action"]) for e in map(json.loads, lines)
+        ]
+
+    assert total(attacked["wd"]) == total(offline_example_run)
+    assert decisions(attacked["wd"]) == decisions(offline_example_run)
+
+
+@pytest.fixture(scope="module")
+def timed_out(tmp_path_factory):
+    """Stage 1 given 6 s and a script that sleeps 60 s first: over its time."""
+    wd = tmp_path_factory.mktemp("slurm-timeout")
+    paper = wd / "paper"
+    shutil.copytree(EXAMPLE, paper)
+    plan = paper / "recordings/paper/planner.a1.yaml"
+    head, stage1 = plan.read_text().split(f"- stage_id: {TIMED_OUT}\n")
+    stage1, rest = stage1.split("- stage_id:", 1)
+    assert stage1.count("runtime_budget_minutes: 5\n") == 1
+    stage1 = stage1.replace("runtime_budget_minutes: 5\n", "runtime_budget_minutes: 0.1\n")
+    plan.write_text(f"{head}- stage_id: {TIMED_OUT}\n{stage1}- stage_id:{rest}")
+    code = paper / f"recordings/{TIMED_OUT}/code_generator.a1.yaml"
+    text = code.read_text()
+    assert text.count("    import numpy as np\n") == 1
+    slow = "    import time\n    time.sleep(60)\n    import numpy as np\n"
+    code.write_text(text.replace("    import numpy as np\n", slow))
+    write_config(wd, paper)
+    first = subprocess.run(profile_cmd(wd), capture_output=True, text=True, timeout=900)
+    gates = wd / "outputs" / PAPER / "gates"
+    asked = gates / f"{TIMED_OUT}.run_failure.1.request.json"
+    assert asked.is_file(), first.stderr[-4000:]
+    request = json.loads(asked.read_text())
+    # Accept the failed run: the paper goes on to its (failed) report.
+    answer = dict(request["answer_example"], action="reject", note="accept: out of time")
+    (gates / f"{TIMED_OUT}.run_failure.1.json").write_text(json.dumps(answer))
+    second = subprocess.run(profile_cmd(wd), capture_output=True, text=True, timeout=900)
+    return {"wd": wd, "first": first, "request": request, "second": second}
+
+
+def test_a_time_limit_opens_a_gate_and_stops_non_zero_with_one_clear_line(timed_out):
+    first, request = timed_out["first"], timed_out["request"]
+    assert first.returncode != 0
+    job = request["payload"]["job_id"]
+    lines = [
+        line
+        for line in first.stderr.splitlines()
+        if line.startswith("[reprolab]") and TIMED_OUT in line
+    ]
+    assert any("timeout" in line and f"job {job}" in line for line in lines), "\n".join(lines)
+    assert any("run again: " in line and "--profile" in line for line in first.stderr.splitlines())
+
+
+def test_an_accepted_timeout_is_in_the_report_with_its_reason(timed_out):
+    second = timed_out["second"]
+    o = timed_out["wd"] / "outputs" / PAPER
+    report = (o / f"REPRODUCTION_REPORT_{PAPER}.md").read_text()
+    job = timed_out["request"]["payload"]["job_id"]
+    verdict = json.loads((o / f"stages/{TIMED_OUT}/verdict.json").read_text())
+    assert verdict["status"] == "completed_failed"
+    assert "timeout" in verdict["reason"] and f"job {job}" in verdict["reason"], verdict
+    assert f"job {job}" in report and "timeout" in report
+    consent = (o / "user_interactions.jsonl").read_text()
+    assert "accept: out of time" in consent
+    print("second run exit", second.returncode, second.stderr[-1500:])
