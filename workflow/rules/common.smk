@@ -146,8 +146,8 @@ ADAPTATIONS_KEPT = ancient(f"{PAPER_OUT}/prompt_adaptations.json")
 def stage_inputs_value(wildcards):
     """What a stage's design reads of the plan and the prompt adaptations: its own
     plan entry and the adaptations' content (not their provenance or times)."""
-    with open(f"{OUT}/{wildcards.paper}/prompt_adaptations.json") as fh:
-        adaptations = {k: v for k, v in json.load(fh).items() if k != "provenance"}
+    path = f"{OUT}/{wildcards.paper}/prompt_adaptations.json"
+    adaptations = {k: v for k, v in cached_json(path).items() if k != "provenance"}
     return {"stage": find_stage(wildcards), "adaptations": adaptations}
 
 
