@@ -44,6 +44,8 @@ class Answers:
     """Notes of answered rejects, oldest first: the agent's feedback."""
     edited: dict | None = None
     """An edit's corrected output (validated by the caller)."""
+    edited_sha: str = ""
+    """The prompt the edited gate asked about: an edit answers that prompt only."""
     open_gate: protocol.Checkpoint | None = None
     """The gate still waiting for an answer, if any."""
     next_n: int = 1
@@ -75,6 +77,7 @@ def answers(out_dir: Path, base_request: AgentRequest) -> Answers:
         )
         if decision.action == "edit":
             result.edited = decision.revised_data or {}
+            result.edited_sha, result.next_n = checkpoint.sha256, n
             return result
         result.notes.append(decision.note)
         n += 1

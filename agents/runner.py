@@ -140,7 +140,7 @@ def call_agent(
     request_for = functools.partial(request_for, sess=session)
     request = request_for(context)
     started = time.monotonic()
-    if found.edited is not None:
+    if found.edited is not None and found.edited_sha == output_gate.prompt_sha256(request):
         completion, source, key = user_edited(session, request, output_model, found), "user", None
     else:
         output_gate.still_waiting(found, request)

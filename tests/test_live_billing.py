@@ -85,7 +85,7 @@ def test_invalid_output_becomes_an_answerable_gate_that_a_rerun_does_not_pay_aga
 
 
 def test_invalid_output_edited_by_the_user_is_the_agents_answer(make_session, tmp_path):
-    with FakeLLMServer(Script(*[Reply(BAD, USAGE)] * 4)) as server:
+    with FakeLLMServer(Script(*[Reply(BAD, USAGE)] * 4, Reply(GOOD, USAGE))) as server:
         session = make_session("anthropic", server)
         with pytest.raises(InvalidOutputError):
             ask(session)
@@ -101,8 +101,11 @@ def test_invalid_output_edited_by_the_user_is_the_agents_answer(make_session, tm
         good_edit.write_text(json.dumps(GOOD))
         answer(session, gate.gate_id, "edit", file=str(good_edit))
         art = ask(session)
+        assert server.count() == 4
+        # The edit answers that prompt only: once the inputs change, the agent is asked.
+        changed = ask(session, context={"progress": ["stage0 redone"]})
+        assert server.count() == 5 and changed["provenance"]["source"] == "api"
     assert art["output"]["verdict"] == "ok_continue" and art["provenance"]["source"] == "user"
-    assert server.count() == 4
 
 
 @pytest.mark.parametrize("kind", KINDS)
