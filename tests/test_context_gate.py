@@ -161,3 +161,22 @@ def test_agent_calls_and_gate_answers_are_events_with_levels(tmp_path):
     assert levels["agent_call"] == "verbose" and levels["context_recovery"] == "normal"
     [call] = [e for e in events if e["kind"] == "agent_call"]
     assert "p/paper/planner/a1: replay" in call["message"] and "tokens" in call["message"]
+
+
+def test_interactive_answer_walks_the_open_gates(tmp_path, monkeypatch, capsys):
+    config = {
+        "outputs_dir": str(tmp_path),
+        "papers": [{"paper_dir": str(EXAMPLE)}],
+        "provider": {"kind": "replay", "context_window_tokens": 6000, "max_output_tokens": 1000},
+    }
+    paper = "silica_bragg_2026"
+    sess = agent_session(config, paper, tmp_path / paper, EXAMPLE / "recordings")
+    with pytest.raises(ContextOverflowError):
+        plan(sess)
+    replies = iter(["shorten_sections", "keep the figures' discussion"])
+    monkeypatch.setattr("builtins.input", lambda prompt="": next(replies))
+    control.answer_walk(config, None)
+    assert "context.paper.planner.a1 (context_overflow)" in capsys.readouterr().out
+    decision = json.loads((sess.out_dir / "gates/context.paper.planner.a1.json").read_text())
+    assert decision["option"] == "shorten_sections"
+    assert plan(sess)["provenance"]["context_recoveries"] == ["shorten_sections"]
