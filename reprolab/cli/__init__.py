@@ -79,8 +79,15 @@ class QuietConsole:
         self.jobs: dict[str, str] = {}
         self.current: list[str] = []
         self.keep_indented = False
+        self.keep_next = False
+        self.last = ""
 
     def __call__(self, line: str) -> str | None:
+        shown = self.filter(line)
+        self.last = line if not line.startswith("    ") else self.last
+        return shown
+
+    def filter(self, line: str) -> str | None:
         text = line.rstrip("\n")
         rule = re.match(r"^(?:local)?(?:rule|checkpoint) (\w+):$", text)
         if rule:
@@ -94,15 +101,23 @@ class QuietConsole:
         done = re.search(r"Finished jobid: (\w+)", text)
         if done:
             return f"done: {self.jobs.get(done.group(1), 'job ' + done.group(1))}\n"
-        if text.startswith(("[reprolab]", "reprolab:")) or re.match(
-            r"^\w*(Error|Exception)\b", text
-        ):
+        keep_next, self.keep_next = self.keep_next, False
+        if text.startswith(("[reprolab]", "reprolab:")):
             self.keep_indented = True
             return line
         if self.keep_indented and text.startswith("  "):
             return line
         self.keep_indented = False
-        return None
+        if text.startswith("Error in rule"):
+            return line  # its log line follows; the [reprolab] line above says why
+        if self.current and text.strip().startswith("log:") and "Error" in self.last:
+            return line
+        if re.match(r"^(RuleException|CalledProcessError)\b", text):
+            return None  # Snakemake's wrapping of a failed step: said above
+        if re.match(r"^\w*(Error|Exception)\b", text):
+            self.keep_next = True  # Snakemake puts the message on the next line
+            return line
+        return line if keep_next and text.strip() else None
 
 
 def run_pipeline(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -196,9 +197,12 @@ def write_partial_reports(config: dict, command: str) -> list[Path]:
         try:
             path = partial.write_partial_report(outputs / paper_id, command)
         except Exception as exc:  # noqa: BLE001 - the run's own error is what matters
-            print(f"[reprolab] {paper_id}: no PARTIAL report ({type(exc).__name__}: {exc})")
+            print(
+                f"[reprolab] {paper_id}: no PARTIAL report ({type(exc).__name__}: {exc})",
+                file=sys.stderr,
+            )
             continue
         if path is not None:
             written.append(path)
-            print(f"[reprolab] {paper_id} did not finish: PARTIAL report {path}")
+            print(f"[reprolab] {paper_id} did not finish: PARTIAL report {path}", file=sys.stderr)
     return written
