@@ -15,7 +15,9 @@ class OutputSpec(AgentModel):
     file: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     """File name written in the stage's run directory (no directories)."""
     columns: list[str] = []
-    """CSV column names; spectra use `T`, `R` (and `A`): transmittance, reflectance, absorbance."""
+    """CSV column names; spectra use `T`, `R` (and `A`): transmittance, reflectance, absorbance;
+    scattering uses `sigma_sca`, `sigma_abs`, `sigma_ext` (or `Q_` efficiencies), which the
+    checks hold to non-negativity and ext = sca + abs."""
     description: str
 
 
