@@ -63,3 +63,21 @@ def test_run_names_the_debug_summary_and_a_partial_report(tmp_path, monkeypatch,
     text = capsys.readouterr().out
     assert "PARTIAL report (did not finish)" in text and "is from an earlier run" in text
     assert "reprolab: report:" not in text  # the older full report is never shown as current
+
+
+def test_the_report_says_what_was_left_out_of_an_agents_context(tmp_path):
+    from reprolab.report import partial
+
+    out = tmp_path / "p"
+    note = (
+        "methods_only: paper_text sections left out or shortened: 2. Results (10 of 20 characters)"
+    )
+    prov = {"agent": "planner", "stage_id": "paper", "context_left_out": [note]}
+    write(out / "plan.json", {"output": {}, "provenance": prov})
+    write(out / "gates" / "x.request.json", {"provenance": prov})  # not an agent artifact
+    assert partial.context_section(out) == [
+        "## Context left out of agent prompts",
+        "",
+        f"- planner (paper): {note}",
+        "",
+    ]
