@@ -15,6 +15,9 @@ cd "$(dirname "$0")/.."
 
 DEBIAN_PACKAGES=(python3-meep-mpi-default openmpi-bin python3-mpi4py python3-h5py
   python3-matplotlib python3-venv bubblewrap)
+# Only the tests use these (the HTML report's layout, rendered in a real browser);
+# installed alongside when setup runs as root, never needed to reproduce a paper.
+TEST_PACKAGES=(chromium)
 SYSTEM_PYTHON=/usr/bin/python3
 MODULES=(meep mpi4py h5py)
 VENV=.venv
@@ -58,7 +61,7 @@ missing_for() { # python -> what it lacks, space-separated
 debian_missing() {
   command -v dpkg-query >/dev/null 2>&1 || return 0
   local pkg
-  for pkg in "${DEBIAN_PACKAGES[@]}"; do
+  for pkg in "${DEBIAN_PACKAGES[@]}" "${TEST_PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || echo "$pkg"
   done
 }
