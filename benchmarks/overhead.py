@@ -53,6 +53,8 @@ STEP_MODULES = "plan design code run checks validate compare analyze verdict mat
 
 
 def env_for(tree: Path) -> dict:
+    """The tree's code first (run with cwd=tree too: `python -c` puts the current
+    folder before PYTHONPATH, and the editable install points at this checkout)."""
     return {**os.environ, "PYTHONPATH": str(tree)}
 
 
@@ -124,14 +126,15 @@ def meep_compute(stage_dir: Path, scratch: Path) -> list[float]:
 
 def sweep_stage(tree: Path, root: Path) -> dict:
     """The example's sweep stage alone, as the simulate rule runs it under --cores 2."""
-    code = yaml.safe_load((STAGE3 / "code_generator.a1.yaml").read_text())["output"]["code"]
+    stage3 = tree / STAGE3.relative_to(REPO)  # the tree's own recordings fit its models
+    code = yaml.safe_load((stage3 / "code_generator.a1.yaml").read_text())["output"]["code"]
     root.mkdir(parents=True)
     (root / "simulation.py").write_text(code)
     driver = (
         "import json, sys, time, yaml\n"
         "from agents.simulation_designer import SimulationDesign\n"
         "from reprolab.jobs import stage_run\n"
-        f"art = yaml.safe_load(open({str(STAGE3 / 'simulation_designer.a1.yaml')!r}))\n"
+        f"art = yaml.safe_load(open({str(stage3 / 'simulation_designer.a1.yaml')!r}))\n"
         "design = SimulationDesign.model_validate(art['output'])\n"
         "cfg = {'executor': 'local', 'max_mpi_ranks': 2, 'max_concurrent_jobs': 8, "
         "'job_cores': 2}\n"
@@ -140,7 +143,9 @@ def sweep_stage(tree: Path, root: Path) -> dict:
         f"__import__('pathlib').Path({str(root / 'stage')!r}))\n"
         "print(json.dumps({'wall_s': time.perf_counter() - t, 'failure': rec['failure']}))\n"
     )
-    out = subprocess.run([PY, "-c", driver], capture_output=True, text=True, env=env_for(tree))
+    out = subprocess.run(
+        [PY, "-c", driver], capture_output=True, text=True, env=env_for(tree), cwd=tree
+    )
     if out.returncode != 0:
         raise SystemExit(f"sweep stage failed in {tree}:\n{out.stderr[-3000:]}")
     result = json.loads(out.stdout.strip().splitlines()[-1])
@@ -158,7 +163,12 @@ def step_startup(tree: Path) -> dict:
         runs = [
             float(
                 subprocess.run(
-                    [PY, "-c", code], capture_output=True, text=True, env=env_for(tree)
+                    # cwd: `python -c` puts it before PYTHONPATH on sys.path
+                    [PY, "-c", code],
+                    capture_output=True,
+                    text=True,
+                    env=env_for(tree),
+                    cwd=tree,
                 ).stdout
             )
             for _ in range(3)
@@ -298,7 +308,7 @@ def markdown(r: dict) -> str:
     for db, dn in zip(b["dry_run"], n["dry_run"], strict=True):
         rows.append(
             (
-                f"`snakemake -n`, {db['papers']} paper(s), {db['jobs']} jobs (s)",
+                f"`snakemake -n`, {db['papers']} paper(s), {db['jobs']} / {dn['jobs']} jobs (s)",
                 db["dry_run_s"],
                 dn["dry_run_s"],
             )
