@@ -8,5 +8,8 @@ from pathlib import Path
 from reprolab.fileio import atomic_write_json
 
 
-def write_setting(value, out: str | Path) -> None:
+def write_setting(value, out: str | Path, log: str | Path | None = None) -> None:
     atomic_write_json(out, value)
+    if log is not None:  # what was written and why, beside the other steps' logs
+        Path(log).parent.mkdir(parents=True, exist_ok=True)
+        Path(log).write_text(f"{out}: rewritten, the setting changed (or was new)\n")

@@ -8,6 +8,8 @@
 rule simulation_settings:
     output:
         settings=SIMULATION_SETTINGS,
+    log:
+        f"{OUT}/.settings/logs/simulation_settings.log",
     localrule: True
     params:
         # What changes a run (ranks, memory, a sweep point's time share), not where
@@ -20,6 +22,8 @@ rule simulation_settings:
 rule figure_x_range:
     output:
         x_range=f"{PAPER_OUT}/.inputs/{{figure}}.x_range.json",
+    log:
+        f"{PAPER_OUT}/logs/settings/{{figure}}.x_range.log",
     localrule: True
     params:
         # The x range of each of the figure's digitized curves: what a design's lint
@@ -35,6 +39,8 @@ rule stage_inputs:
         adaptations=ADAPTATIONS_KEPT,
     output:
         stage=f"{STAGE_OUT}/.inputs/stage.json",
+    log:
+        f"{STAGE_OUT}/logs/stage_inputs.log",
     localrule: True
     params:
         # A replan or a rerun of prompt adaptation that leaves this stage's entry and
