@@ -280,6 +280,11 @@ def repairs(tmp_path_factory):
             copy_recording(rec, agent, 1, 2)
         for attempt in sorted(crashing, reverse=True):
             plant_crash(rec, attempt)
+    # paper_e's accepted failed run is analyzed twice (the analysis of a failed run is
+    # sent back once by the analysis checks): the second round replays the first.
+    rec = e / "recordings" / STAGE1
+    for agent in ("results_analyzer", "comparison_validator"):
+        copy_recording(rec, agent, 1, 2)
     write_config(wd, [d, e])
     first = snakemake(wd, target("paper_d", STAGE1), target("paper_e", STAGE1))
     return wd, first
