@@ -1,7 +1,9 @@
-"""The example paper on a real one-node Slurm cluster, through `--profile slurm`.
+"""The real one-node Slurm cluster, and simulations submitted to it directly.
 
-The session fixture installs and starts Slurm with the project's own script
-(scripts/slurm_up.sh: slurm-wlm, munge, PMIx) and stops the daemons it started
+The example paper through `snakemake --profile slurm` (a whole run, attacked on
+the way) is tests/test_slurm_faults.py. The session fixture installs and starts
+Slurm with the project's own script (scripts/slurm_up.sh: slurm-wlm, munge, PMIx)
+and stops the daemons it started
 by pid at the end (scripts/slurm_down.sh). If Slurm cannot be brought up these
 tests fail with the script's output; they never skip.
 
@@ -15,7 +17,6 @@ can never satisfy) and check each ends as a classified failure, not a hang.
 """
 
 import contextlib
-import json
 import os
 import subprocess
 import sys
@@ -24,24 +25,17 @@ import time
 from pathlib import Path
 
 import pytest
-import yaml
 
 from agents.simulation_designer import SimulationDesign
 from reprolab.jobs import stage_run
 from reprolab.jobs.launch import SimulationJob
 from reprolab.jobs.submit import ClusterSettings, Resources, submit_all
 from reprolab.physics import checks
-from tests.conftest import EXAMPLE, REPO
+from tests.conftest import REPO
 
 pytestmark = pytest.mark.slurm
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 PAPER = "silica_bragg_2026"
-STAGES = (
-    "stage0_material_validation",
-    "stage1_single_slab",
-    "stage2_bragg_mirror",
-    "stage3_pairs_sweep",
-)
 
 
 @pytest.fixture(scope="session")
@@ -69,127 +63,6 @@ def scontrol_job(job_id: str) -> dict:
         fields = dict(t.split("=", 1) for t in line.split() if "=" in t)
         records.append(fields)
     return records
-
-
-@pytest.fixture(scope="module")
-def slurm_run(slurm_cluster, tmp_path_factory):
-    wd = tmp_path_factory.mktemp("slurm-run")
-    config = {
-        "outputs_dir": "outputs",
-        "papers": [{"paper_dir": str(EXAMPLE)}],
-        "provider": {"kind": "replay"},
-        # The profile switches executor and launcher; the rest must survive.
-        "simulation": {"executor": "local", "max_mpi_ranks": 2, "max_concurrent_jobs": 2},
-        "gates": {"auto_approve": ["material_checkpoint"]},
-    }
-    (wd / "config.yaml").write_text(yaml.safe_dump(config))
-    started = time.time()
-    proc = subprocess.run(
-        [
-            SNAKEMAKE,
-            "--profile",
-            str(REPO / "slurm"),
-            "--snakefile",
-            str(REPO / "Snakefile"),
-            "--directory",
-            str(wd),
-            "--configfile",
-            str(wd / "config.yaml"),
-            # An extra --config once replaced the profile's Slurm settings.
-            "--config",
-            "outputs_dir=outputs",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=1500,
-    )
-    return wd, proc, time.time() - started
-
-
-def results(wd: Path) -> dict[str, dict]:
-    base = wd / "outputs" / PAPER / "stages"
-    return {s: json.loads((base / s / "result.json").read_text()) for s in STAGES}
-
-
-def test_example_paper_reproduced_through_the_profile(slurm_run):
-    wd, proc, _ = slurm_run
-    assert proc.returncode == 0, (proc.stdout[-3000:], proc.stderr[-5000:])
-    o = wd / "outputs" / PAPER
-    assert (o / f"REPRODUCTION_REPORT_{PAPER}.md").is_file()
-    for stage in STAGES:
-        comparison = json.loads((o / "stages" / stage / "comparison.json").read_text())
-        for fig in comparison["figures"]:
-            assert fig["classification"] == "SUCCESS", (stage, fig["figure_id"])
-
-
-def test_every_simulation_ran_as_a_slurm_job_with_its_ranks(slurm_run):
-    wd, proc, _ = slurm_run
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    for stage, record in results(wd).items():
-        assert record["executor"] == "slurm", stage
-        assert record["failure"] is None, (stage, record["failure"])
-        jobs = record.get("points") or [record]
-        for job in jobs:
-            env = job["slurm_env"]
-            assert env["SLURM_JOB_ID"], stage
-            assert job["mpi"]["size"] == record["mpi_ranks"], stage
-            ranks = job["mpi"]["ranks"]
-            # The ranks gathered each other's identity over MPI inside one srun step.
-            assert sorted(r["rank"] for r in ranks) == list(range(record["mpi_ranks"]))
-            if record["mpi_ranks"] > 1:
-                assert sorted(r["slurm_procid"] for r in ranks) == ["0", "1"]
-                # Each srun rank is its own sandbox (both may be pid 2 in their namespace).
-                assert len({(r["pid_ns"], r["pid"]) for r in ranks}) == 2
-                assert record["command"][:2] == ["srun", "--mpi=pmix"]
-            info = scontrol_job(job["job_id"])[0]
-            assert info["JobName"] == f"reprolab-{PAPER}-{stage}"  # paper and stage
-            assert info["NumTasks"] == str(record["mpi_ranks"]), info
-            assert info["JobState"] == "COMPLETED", info
-    # Stage 2's design asks for 2 ranks; they ran and saw each other.
-    assert results(wd)["stage2_bragg_mirror"]["mpi_ranks"] == 2
-
-
-def test_sweep_ran_as_one_throttled_job_array(slurm_run):
-    wd, proc, _ = slurm_run
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    sweep = results(wd)["stage3_pairs_sweep"]
-    array_id = sweep["array_job_id"]
-    assert array_id and [p["value"] for p in sweep["points"]] == list(range(1, 9))
-    for i, point in enumerate(sweep["points"]):
-        assert point["slurm_env"]["SLURM_ARRAY_JOB_ID"] == array_id
-        assert point["slurm_env"]["SLURM_ARRAY_TASK_ID"] == str(i)
-        assert point["job_id"] == f"{array_id}_{i}"
-    tasks = scontrol_job(array_id)
-    assert len(tasks) == 8
-    assert {t.get("ArrayTaskThrottle") for t in tasks} == {"2"}  # max_concurrent_jobs
-    # Each point gets its share of the 10 min budget: 8 points in 4 waves of 2.
-    assert sweep["timeout_s"] == 150 and {t["TimeLimit"] for t in tasks} == {"00:04:00"}
-    gathered = wd / "outputs" / PAPER / "stages/stage3_pairs_sweep/run/pairs_sweep.csv"
-    assert len(gathered.read_text().splitlines()) == 9
-
-
-def test_agent_rules_ran_locally(slurm_run):
-    wd, proc, _ = slurm_run
-    log = proc.stdout + proc.stderr
-    assert "localrule design:" in log and "localrule generate_code:" in log
-    # Snakemake submitted no job itself: Slurm only ever saw the simulations.
-    assert "SLURM jobid" not in log
-    recorded = set()
-    for record in results(wd).values():
-        for job in record.get("points") or [record]:
-            recorded.add(job["slurm_env"]["SLURM_JOB_ID"])
-    first = min(int(j) for j in recorded)
-    listing = subprocess.run(
-        ["scontrol", "show", "jobs", "-o"], capture_output=True, text=True, check=True
-    ).stdout
-    since = [
-        dict(t.split("=", 1) for t in line.split() if "=" in t)
-        for line in listing.splitlines()
-        if line.startswith("JobId=")
-    ]
-    since = [j for j in since if int(j["JobId"]) >= first]
-    assert since and {j["JobName"] for j in since} == {f"reprolab-{PAPER}-{s}" for s in STAGES}
-    assert {j["JobId"] for j in since} == recorded
 
 
 def test_started_daemons_do_not_hold_the_script_lock(slurm_cluster):

@@ -1,6 +1,8 @@
 """The example paper through `snakemake --profile slurm`, attacked the way a
 busy cluster and a dropped login session would, end to end on the real
-one-node Slurm:
+one-node Slurm. The same run shows how a run goes there: every simulation a
+Slurm job with its ranks (gathered over MPI inside one srun step), the sweep one
+throttled job array, every agent step local. Attacks:
 
 - while the run goes on, a running simulation job is cancelled from outside
   (an admin's `scancel`, a preemption): it must be resubmitted by itself and the
@@ -28,13 +30,14 @@ import yaml
 
 from reprolab.jobs import submit
 from tests.conftest import EXAMPLE, REPO
-from tests.test_slurm import SNAKEMAKE, slurm_cluster  # noqa: F401 - the fixture
+from tests.test_slurm import SNAKEMAKE, scontrol_job, slurm_cluster  # noqa: F401 - the fixture
 
 pytestmark = [pytest.mark.slurm, pytest.mark.usefixtures("slurm_cluster")]
 PAPER = "silica_bragg_2026"
 CANCELLED_STAGE = "stage2_bragg_mirror"  # 2 ranks, ~8 s: long enough to be caught running
 SWEEP_STAGE = "stage3_pairs_sweep"
 TIMED_OUT = "stage1_single_slab"
+STAGES = ("stage0_material_validation", TIMED_OUT, CANCELLED_STAGE, SWEEP_STAGE)
 
 
 def profile_cmd(wd: Path, *extra: str) -> list[str]:
@@ -48,6 +51,9 @@ def profile_cmd(wd: Path, *extra: str) -> list[str]:
         str(wd),
         "--configfile",
         str(wd / "config.yaml"),
+        # An extra --config once replaced the profile's Slurm settings.
+        "--config",
+        "outputs_dir=outputs",
         *extra,
     ]
 
@@ -57,6 +63,7 @@ def write_config(wd: Path, paper_dir: Path) -> None:
         "outputs_dir": "outputs",
         "papers": [{"paper_dir": str(paper_dir)}],
         "provider": {"kind": "replay"},
+        # The profile switches executor and launcher; the rest must survive.
         "simulation": {"executor": "local", "max_mpi_ranks": 2, "max_concurrent_jobs": 2},
         "gates": {"auto_approve": ["material_checkpoint"]},
     }
@@ -127,6 +134,7 @@ def attacked(tmp_path_factory):
     return {
         "wd": wd,
         "first_err": (wd / "first.err").read_text(),
+        "first_out": (wd / "first.out").read_text(),
         "cancelled": cancelled,
         "sweep_at_kill": killed_sweep,
         "recorded": recorded,
@@ -257,3 +265,66 @@ def test_an_accepted_timeout_is_in_the_report_with_its_reason(timed_out):
     # A decided end: the failed stage and the stages it blocks are in a finished report.
     assert second.returncode == 0, second.stderr[-3000:]
     assert "blocked: dependency stage1_single_slab ended completed_failed (run failed: " in report
+
+
+def results(wd: Path) -> dict[str, dict]:
+    base = wd / "outputs" / PAPER / "stages"
+    return {s: json.loads((base / s / "result.json").read_text()) for s in STAGES}
+
+
+def test_every_simulation_ran_as_a_slurm_job_with_its_ranks(attacked):
+    wd = attacked["wd"]
+    assert attacked["final"].returncode == 0, attacked["final"].stderr[-3000:]
+    for stage, record in results(wd).items():
+        assert record["executor"] == "slurm", stage
+        assert record["failure"] is None, (stage, record["failure"])
+        for job in record.get("points") or [record]:
+            assert job["slurm_env"]["SLURM_JOB_ID"], stage
+            assert job["mpi"]["size"] == record["mpi_ranks"], stage
+            ranks = job["mpi"]["ranks"]
+            # The ranks gathered each other's identity over MPI inside one srun step.
+            assert sorted(r["rank"] for r in ranks) == list(range(record["mpi_ranks"]))
+            if record["mpi_ranks"] > 1:
+                assert sorted(r["slurm_procid"] for r in ranks) == ["0", "1"]
+                # Each srun rank is its own sandbox (both may be pid 2 in their namespace).
+                assert len({(r["pid_ns"], r["pid"]) for r in ranks}) == 2
+                assert record["command"][:2] == ["srun", "--mpi=pmix"]
+            info = scontrol_job(job["job_id"])[0]
+            assert info["JobName"] == f"reprolab-{PAPER}-{stage}"  # paper and stage
+            assert info["NumTasks"] == str(record["mpi_ranks"]), info
+            assert info["JobState"] == "COMPLETED", info
+    # Stage 2's design asks for 2 ranks; they ran and saw each other.
+    assert results(wd)[CANCELLED_STAGE]["mpi_ranks"] == 2
+
+
+def test_sweep_ran_as_one_throttled_job_array(attacked):
+    wd = attacked["wd"]
+    sweep = results(wd)[SWEEP_STAGE]
+    array_id = sweep["array_job_id"]
+    assert array_id and [p["value"] for p in sweep["points"]] == list(range(1, 9))
+    for i, point in enumerate(sweep["points"]):
+        assert point["slurm_env"]["SLURM_ARRAY_JOB_ID"] == array_id
+        assert point["slurm_env"]["SLURM_ARRAY_TASK_ID"] == str(i)
+        assert point["job_id"] == f"{array_id}_{i}"
+    tasks = scontrol_job(array_id)
+    assert len(tasks) == 8
+    assert {t.get("ArrayTaskThrottle") for t in tasks} == {"2"}  # max_concurrent_jobs
+    # Each point gets its share of the 10 min budget: 8 points in 4 waves of 2.
+    assert sweep["timeout_s"] == 150 and {t["TimeLimit"] for t in tasks} == {"00:04:00"}
+    gathered = wd / "outputs" / PAPER / f"stages/{SWEEP_STAGE}/run/pairs_sweep.csv"
+    assert len(gathered.read_text().splitlines()) == 9
+
+
+def test_agent_rules_ran_locally_and_slurm_saw_only_the_simulations(attacked):
+    wd, final = attacked["wd"], attacked["final"]
+    log = attacked["first_out"] + attacked["first_err"] + final.stdout + final.stderr
+    assert "localrule design:" in log and "localrule generate_code:" in log
+    # Snakemake submitted no job itself: Slurm only ever saw the simulations.
+    assert "SLURM jobid" not in log
+    recorded = {attacked["cancelled"]}
+    for record in results(wd).values():
+        for job in record.get("points") or [record]:
+            recorded.add(job["job_id"])
+    seen = jobs_of(wd)
+    assert {j["JobName"] for j in seen} == {f"reprolab-{PAPER}-{s}" for s in STAGES}
+    assert {submitted_job(j) for j in seen} == recorded
