@@ -31,6 +31,10 @@ onstart:
     apply_executor(config, USER_SIMULATION, workflow.executor_plugin.name)
 
 
+onerror:
+    write_partial_reports_on_error(sys.argv)
+
+
 rule all:
     default_target: True
     input:

@@ -1,5 +1,7 @@
 import contextlib
 import os
+import re
+import shlex
 import sys
 from pathlib import Path
 
@@ -24,8 +26,8 @@ DEBUG = config.get("debug", {}).get("enabled", False)
 if DEBUG:
     # A quick check never stands in for a full run's files: its own tree, lower resolution.
     config["outputs_dir"] = f"{config.get('outputs_dir', 'outputs')}/debug"
-    os.environ["REPROLAB_RESOLUTION_SCALE"] = str(
-        config["debug"].get("resolution_factor", 0.5)
+    os.environ.update(
+        REPROLAB_RESOLUTION_SCALE=str(config["debug"].get("resolution_factor", 0.5))
     )
 CONVERGENCE = config.get("checks", {}).get("convergence", False)
 PAPERS = paper_entries(config)
@@ -275,3 +277,21 @@ def lock_outputs_or_stop(outputs_dir):
     except ReproLabError as err:
         print(f"[reprolab] {err}", file=sys.stderr)
         raise SystemExit(1) from None
+
+
+# Papers whose report exists: only these flag it for `snakemake --report` (report.smk).
+REPORTED = [
+    p for p in PAPERS if Path(f"{OUT}/{p}/REPRODUCTION_REPORT_{p}.md").is_file()
+]
+
+
+def papers_regex(ids):
+    """A wildcard constraint matching exactly these paper ids (none: matches nothing)."""
+    return "|".join(re.escape(p) for p in ids) or "(?!x)x"
+
+
+def write_partial_reports_on_error(argv):
+    """Every stop has a report: a PARTIAL one for each paper that did not finish."""
+    from reprolab.steps.report import write_partial_reports  # only when a run failed
+
+    write_partial_reports(config, shlex.join(argv))

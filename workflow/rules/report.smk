@@ -1,17 +1,7 @@
-from reprolab.steps.report import write_partial_reports
-import re
-import shlex
-
-# `snakemake --report` needs every report()-flagged file of the DAG to exist, so
-# only papers whose report was written flag it; the others (unfinished) have the
-# same rule without the flag, and so a campaign with an unfinished paper reports.
-REPORTED = [
-    p for p in PAPERS if Path(f"{OUT}/{p}/REPRODUCTION_REPORT_{p}.md").is_file()
-]
-
-
-def papers_regex(ids):
-    return "|".join(re.escape(p) for p in ids) or "(?!x)x"
+# `snakemake --report` needs every report()-flagged file of the DAG to exist, so only
+# papers whose report was written flag it (REPORTED, common.smk); the others
+# (unfinished) have the same rule without the flag: a campaign with an unfinished
+# paper still reports.
 
 
 rule report:
@@ -43,6 +33,7 @@ use rule report as report_first with:
         html=f"{PAPER_OUT}/REPRODUCTION_REPORT_{{paper}}.html",
     wildcard_constraints:
         paper=papers_regex([p for p in PAPERS if p not in REPORTED]),
+    localrule: True
 
 
 rule debug_summary:
@@ -55,8 +46,3 @@ rule debug_summary:
     localrule: True
     script:
         "../scripts/debug_summary.py"
-
-
-onerror:
-    # Every stop has a report: a PARTIAL one for each paper that did not finish.
-    write_partial_reports(config, shlex.join(sys.argv))
