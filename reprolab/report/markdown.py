@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from agents.ledger import summarize
 from reprolab.fileio import read_json
 from reprolab.physics import thresholds as th
 from reprolab.report.fmt import (  # noqa: F401 - re-exported for the report step
@@ -335,13 +336,13 @@ def cost_section(out_dir: Path, results: dict) -> list[str]:
     metrics = read_metrics(out_dir)
     md = ["## Cost and runtime", ""]
     md += table_header("item", "value")
-    tin = sum(int(m.get("input_tokens") or 0) for m in metrics)
-    tout = sum(int(m.get("output_tokens") or 0) for m in metrics)
-    cost = sum(float(m.get("cost_usd") or 0) for m in metrics)
+    total = summarize(metrics)["total"]
     md += [
-        f"| agent calls recorded | {len(metrics)} |",
-        f"| input / output tokens | {tin} / {tout} |",
-        f"| agent cost | {cost:.4f} USD |",
+        f"| agent calls recorded | {len(metrics)} ({total['paid_calls']} paid, "
+        f"{total['cache_hits']} from the cache, {total['replays']} replayed) |",
+        f"| paid input / output tokens | {total['input_tokens']} / {total['output_tokens']} |",
+        # Money actually spent; a model without a price is said so, never shown as $0.
+        f"| agent cost | {total['cost_text']} |",
     ]
     for sid, r in results.items():
         md.append(f"| simulation {sid} | {r.get('runtime_seconds', 0):.1f} s |")
