@@ -176,7 +176,7 @@ def get_design_inputs(wildcards):
         "plan": get_plan_kept(wildcards),
         "adaptations": ancient(f"{OUT}/{wildcards.paper}/prompt_adaptations.json"),
         # Rewritten only when this stage's plan entry or the adaptations change.
-        "stage_inputs": stage_file(wildcards, wildcards.stage, ".inputs/stage.json"),
+        "stage_inputs": f"{OUT}/{wildcards.paper}/.inputs/{wildcards.stage}.stage.json",
         "figure_x": get_figure_x(wildcards),
         # A dependency's verdict orders the stages (eligibility reads it) but its rewrite
         # alone (e.g. a changed digitized value re-judged) does not redo this stage;

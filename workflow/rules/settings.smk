@@ -38,9 +38,11 @@ rule stage_inputs:
         plan=get_plan_kept,
         adaptations=ADAPTATIONS_KEPT,
     output:
-        stage=f"{STAGE_OUT}/.inputs/stage.json",
+        # Beside the paper's other settings, not in the stage's folder: nothing of a
+        # stage exists before it may run (e.g. while the material gate waits).
+        stage=f"{PAPER_OUT}/.inputs/{{stage}}.stage.json",
     log:
-        f"{STAGE_OUT}/logs/stage_inputs.log",
+        f"{PAPER_OUT}/logs/settings/{{stage}}.stage_inputs.log",
     localrule: True
     params:
         # A replan or a rerun of prompt adaptation that leaves this stage's entry and
