@@ -12,7 +12,9 @@ demo: setup  ## reproduce the bundled example paper offline; prints the report p
 	@$(BIN)/reprolab demo
 
 test: setup  ## unit tests + a real Snakemake/Meep run of the example paper
-	@$(BIN)/pytest -q
+	@# Two processes, a test file each at a time (module fixtures stay in one): the
+	@# suite mostly waits on Snakemake, Slurm and MPI start-up (10 CPU-min in 23 min).
+	@$(BIN)/pytest -q -n 2 --dist loadfile
 
 doctor: setup  ## check this site before a long run (add --slurm: make doctor ARGS=--slurm)
 	@$(BIN)/reprolab doctor $(ARGS)

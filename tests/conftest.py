@@ -68,6 +68,8 @@ def pytest_sessionfinish(session, exitstatus):
     import json
     import time
 
+    if hasattr(session.config, "workerinput"):
+        return  # an xdist worker: the controller hears every test's report and writes
     if not _STARTED or not _whole_suite(session.config) or not _DURATIONS:
         return
     wall = round(time.time() - _STARTED[0], 1)
@@ -78,6 +80,7 @@ def pytest_sessionfinish(session, exitstatus):
         "tests": len(_DURATIONS),
         "exit_status": int(exitstatus),
         "wall_s": wall,
+        "workers": getattr(session.config.option, "numprocesses", None) or 1,
         "slowest": [{"test": t, "seconds": round(s, 1)} for t, s in slowest],
     }
     out = REPO / "benchmarks" / "results"
@@ -86,7 +89,8 @@ def pytest_sessionfinish(session, exitstatus):
     lines = [
         "# Test suite time (written by tests/conftest.py on a whole-suite run)",
         "",
-        f"{record['date']}: {record['tests']} tests on {record['cpus']} CPUs in "
+        f"{record['date']}: {record['tests']} tests on {record['cpus']} CPUs "
+        f"({record['workers']} pytest processes) in "
         f"{wall / 60:.1f} min (exit status {record['exit_status']}; target: under 20 min).",
         "",
         "| slowest tests (setup + call + teardown) | s |",
