@@ -248,6 +248,8 @@ def test_a_time_limit_opens_a_gate_and_stops_non_zero_with_one_clear_line(timed_
         if line.startswith("[reprolab]") and TIMED_OUT in line
     ]
     assert any("timeout" in line and f"job {job}" in line for line in lines), "\n".join(lines)
+    # Said once: the profile neither retries the step nor prints its log again.
+    assert sum("WAITING FOR YOU" in line for line in lines) == 1, "\n".join(lines)
     assert any("run again: " in line and "--profile" in line for line in first.stderr.splitlines())
 
 
