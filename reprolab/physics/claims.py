@@ -20,17 +20,7 @@ CLASS_WORDS = ("SUCCESS", "PARTIAL", "FAILURE")
 # A claim holds when its value is the computed one within this relative difference
 # (numbers are quoted to two or three significant figures).
 CLAIM_RTOL = 0.02
-FEATURE_QUANTITIES = (
-    "x_paper",
-    "x_sim",
-    "shift_rel",
-    "y_paper",
-    "y_sim",
-    "height_rel",
-    "width_paper",
-    "width_sim",
-    "width_rel",
-)
+FEATURE_QUANTITIES = compare.FEATURE_QUANTITIES  # what a claim may cite of a feature
 _NUMBER = re.compile(
     # not an ordinal label ("stage 1", "figure 3", "Fig. 2"): those cite no quantity
     r"(?<![\w.])(?<!stage )(?<!Stage )(?<!figure )(?<!Figure )(?<!Fig\. )(?<!fig\. )"

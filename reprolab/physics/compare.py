@@ -13,6 +13,20 @@ import numpy as np
 
 from reprolab.physics import thresholds as th
 
+# The numbers a matched peak or dip carries, as computed_numbers names them (and the
+# only ones an analysis claim may cite of a feature: reprolab.physics.claims).
+FEATURE_QUANTITIES = (
+    "x_paper",
+    "x_sim",
+    "shift_rel",
+    "y_paper",
+    "y_sim",
+    "height_rel",
+    "width_paper",
+    "width_sim",
+    "width_rel",
+)
+
 FEATURE_PROMINENCE = 0.05  # fraction of the curve's y range an extremum must stand out by
 
 
@@ -333,17 +347,7 @@ def comparison_numbers(comparison: dict) -> dict[str, float]:
                 if value is not None:
                     numbers[f"{base}.{name}"] = value
             for i, f in enumerate(curve.get("features", [])):
-                for name in (
-                    "x_paper",
-                    "x_sim",
-                    "shift_rel",
-                    "y_paper",
-                    "y_sim",
-                    "height_rel",
-                    "width_paper",
-                    "width_sim",
-                    "width_rel",
-                ):
+                for name in FEATURE_QUANTITIES:
                     if f.get(name) is not None:
                         numbers[f"{base}.feature{i}.{f['kind']}.{name}"] = f[name]
     return {k: v for k, v in numbers.items() if isinstance(v, (int, float)) and math.isfinite(v)}
