@@ -245,22 +245,7 @@ def run_job(job: SimulationJob) -> dict:
         "timeout_s": job.timeout_s,
         "runtime_seconds": runtime,
         "started_at": round(started, 3),  # epoch s: when its ranks started (cores in use)
-        "hostname": os.uname().nodename,
-        "stdout_tail": _tail(stdout_path),
-        "stderr_tail": _tail(stderr_path),
-        "output_files": collect_outputs(workdir, Path(job.script).name),
-        "mpi": _read_json(workdir / ".mpi.json"),
-        "slurm_env": {k: os.environ[k] for k in SLURM_ENV if k in os.environ},
-        "network_isolated": job.isolate_network,
-        "disk_free_bytes": shutil.disk_usage(workdir).free,
-        "sandbox": {
-            "isolation": job.isolation,
-            "network": "isolated" if job.isolate_network else "host",
-            "pids_cgroup": group is not None,
-            "limits": {**box.__dict__, "max_processes": limits.max_tasks(box)},
-            "peak_resident_mb": round(dog.peak_mb, 1),
-            "peak_processes": dog.peak_processes,
-        },
+        **what_the_run_left(job, workdir, (stdout_path, stderr_path), box, dog, group),
     }
     _clear_private_dirs(workdir)
     if dog.violation is None and exit_code != 0:
@@ -293,3 +278,27 @@ def _read_json(path: Path) -> dict | None:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+
+
+def what_the_run_left(job, workdir: Path, logs: tuple[Path, Path], box, dog, group) -> dict:
+    """The fields of a run record beyond its command, exit and times: where it ran, what
+    it printed and wrote, and its sandbox; the same for a job of its own and a packed
+    sweep point."""
+    return {
+        "hostname": os.uname().nodename,
+        "stdout_tail": _tail(logs[0]),
+        "stderr_tail": _tail(logs[1]),
+        "output_files": collect_outputs(workdir, Path(job.script).name),
+        "mpi": _read_json(workdir / ".mpi.json"),
+        "slurm_env": {k: os.environ[k] for k in SLURM_ENV if k in os.environ},
+        "network_isolated": job.isolate_network,
+        "disk_free_bytes": shutil.disk_usage(workdir).free,
+        "sandbox": {
+            "isolation": job.isolation,
+            "network": "isolated" if job.isolate_network else "host",
+            "pids_cgroup": group is not None,
+            "limits": {**box.__dict__, "max_processes": limits.max_tasks(box)},
+            "peak_resident_mb": round(dog.peak_mb, 1),
+            "peak_processes": dog.peak_processes,
+        },
+    }

@@ -14,7 +14,6 @@ it run in a fresh worker, so one failing point never takes others with it."""
 from __future__ import annotations
 
 import math
-import os
 import shutil
 import time
 from dataclasses import replace
@@ -159,24 +158,11 @@ def _point_record(p: SimulationJob, cmd, ended: dict, group, box, dog) -> dict:
         "command": cmd,
         **ended,
         "timeout_s": p.timeout_s,
-        "hostname": os.uname().nodename,
-        "stdout_tail": launch._tail(folder / "stdout.txt"),
-        "stderr_tail": launch._tail(folder / "stderr.txt"),
-        "output_files": launch.collect_outputs(folder, Path(p.script).name),
-        "mpi": launch._read_json(folder / ".mpi.json"),
-        "slurm_env": {k: os.environ[k] for k in launch.SLURM_ENV if k in os.environ},
-        "network_isolated": p.isolate_network,
-        "disk_free_bytes": shutil.disk_usage(folder).free,
-        "sandbox": {
-            "isolation": p.isolation,
-            "network": "isolated" if p.isolate_network else "host",
-            "pids_cgroup": group is not None,
-            "limits": {**box.__dict__, "max_processes": limits.max_tasks(box)},
-            "peak_resident_mb": round(dog.peak_mb, 1),
-            "peak_processes": dog.peak_processes,
-            "packed_worker": True,
-        },
+        **launch.what_the_run_left(
+            p, folder, (folder / "stdout.txt", folder / "stderr.txt"), box, dog, group
+        ),
     }
+    record["sandbox"]["packed_worker"] = True
     record["failure"] = classify_failure(record)
     return record
 
