@@ -219,6 +219,7 @@ def _launch(job: SimulationJob, cmd: list[str], box: limits.Limits, out, err):
     dog.stop()
     dog.join()
     limits.kill_group(group)  # nothing started by the job outlives it
+    limits.wait_namespaces_gone(dog.killed_namespaces)  # nor where no cgroup could be made
     limits.remove_cgroup(group)
     return exit_code, dog, group
 

@@ -11,7 +11,8 @@ Three layers, all outside the sandbox, so generated code cannot lift them:
 3. `Watchdog`: polls the launcher's process tree (sum of resident memory, process
    count) and the run folder's disk use, and kills the whole tree at the first
    limit crossed or at the timeout. Killing bwrap ends its PID namespace, so no
-   process started inside (setsid, SIGHUP ignored, double fork) survives.
+   process started inside (setsid, SIGHUP ignored, double fork) survives; the
+   launch returns only once the namespace is empty (`wait_namespaces_gone`).
 
 A limit crossed is recorded as its own failure kind (`LIMIT_FAILURES`).
 """
@@ -198,14 +199,58 @@ def file_cap_hit(folders: list[Path], limits: Limits) -> str | None:
     return None
 
 
-def kill_tree(root: int) -> None:
-    """SIGKILL the launcher's process group and every descendant seen now."""
+def _pid_namespace(pid: int | str) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/pid")
+    except OSError:
+        return None
+
+
+def kill_tree(root: int) -> set[str]:
+    """SIGKILL the launcher's process group and every descendant seen now; returns the
+    pid namespaces (bubblewrap's) the tree ran in, other than ours, for
+    `wait_namespaces_gone`."""
     pids = process_tree(root)
+    ours = _pid_namespace("self")
+    spaces = {ns for ns in map(_pid_namespace, pids) if ns and ns != ours}
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(root, signal.SIGKILL)
     for pid in pids:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
+    return spaces
+
+
+def _alive(pid: str) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+    except OSError:
+        return False
+    return stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3] not in (b"Z", b"X")
+
+
+def wait_namespaces_gone(spaces: set[str], timeout_s: float = 30.0) -> list[int]:
+    """Wait until no live process is left in the killed pid namespaces, killing any found.
+
+    Killing the launcher returns at once while the kernel is still tearing down the
+    namespace; a fork bomb's children, reparented away from the launcher, are out of
+    `process_tree`'s reach but not out of their namespace. Returns the survivors at the
+    deadline (empty when the namespaces are gone)."""
+    deadline, left = time.time() + timeout_s, []
+    while spaces:
+        left = [
+            int(e.name)
+            for e in os.scandir("/proc")
+            if e.name.isdigit() and _pid_namespace(e.name) in spaces and _alive(e.name)
+        ]
+        if not left or time.time() > deadline:
+            return left
+        for pid in left:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.05)
+    return left
 
 
 def max_tasks(limits: Limits) -> int:
@@ -232,6 +277,7 @@ class Watchdog(threading.Thread):
         self.timed_out = False
         self.peak_mb = 0.0
         self.peak_processes = 0
+        self.killed_namespaces: set[str] = set()
         self._halt = threading.Event()
 
     def stop(self) -> None:
@@ -253,7 +299,7 @@ class Watchdog(threading.Thread):
         while not self._halt.wait(0.1):
             if time.time() - started > self.limits.timeout_s:
                 self.timed_out = True
-                kill_tree(self.root)
+                self.killed_namespaces = kill_tree(self.root)
                 return
             tree = self.processes()
             self.peak_processes = max(self.peak_processes, len(tree))
@@ -274,5 +320,5 @@ class Watchdog(threading.Thread):
                     )
 
     def _end(self, kind: str, detail: str) -> None:
-        kill_tree(self.root)
+        self.killed_namespaces = kill_tree(self.root)
         self.violation = {"kind": kind, "detail": detail}
