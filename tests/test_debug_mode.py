@@ -22,7 +22,7 @@ def debug_run(tmp_path_factory):
         "provider": {"kind": "replay"},
         "simulation": {"executor": "local", "max_mpi_ranks": 2},
         "gates": {"auto_approve": ["material_checkpoint"]},
-        "debug": {"enabled": True, "resolution_factor": 0.5},
+        "debug": {"enabled": True, "resolution_factor": 0.5, "max_stage_runtime_minutes": 2},
     }
     (wd / "config.yaml").write_text(yaml.safe_dump(config))
     run = snakemake(wd)
@@ -33,7 +33,12 @@ def debug_run(tmp_path_factory):
 def test_quick_check_writes_summary_and_plots(debug_run):
     out = debug_run / "outputs" / "debug" / PAPER
     summary = json.loads((out / "debug_summary.json").read_text())
-    assert set(summary["plots"]) == {"geometry_check", "material_check", "source_spectrum"}
+    assert set(summary["plots"]) == {
+        "geometry_check",
+        "material_check",
+        "source_spectrum",
+        "monitor_positions",
+    }
     for path in summary["plots"].values():  # workdir-relative, like every path in outputs
         data = (debug_run / path).read_bytes()
         assert (debug_run / path).parent == out and data.startswith(PNG) and len(data) > 5000
@@ -52,3 +57,17 @@ def test_quick_check_writes_summary_and_plots(debug_run):
     ]
     assert not list(out.glob("REPRODUCTION_REPORT_*"))
     assert not (debug_run / "outputs" / PAPER).exists()
+
+
+def test_quick_check_caps_the_run_and_logs_what_happened(debug_run):
+    out = debug_run / "outputs" / "debug" / PAPER
+    summary = json.loads((out / "debug_summary.json").read_text())
+    # the plan gives stage 1 five minutes; the quick check's cap (2) is what the job got
+    limits = summary["stage1_minimal"]["quick_check_limits"]
+    assert limits and "capped at 2 min" in limits[0]
+    result = json.loads((out / "stages/stage1_single_slab/result.json").read_text())
+    assert result["timeout_s"] <= 120
+    log = (debug_run / summary["debug_log"]).read_text()
+    assert (debug_run / summary["debug_log"]) == out / "debug_log.txt"
+    for expected in ("# events", "stage1_single_slab: simulate.log", "run/stdout.txt"):
+        assert expected in log, expected

@@ -9,13 +9,15 @@ target is `debug_summary.json` instead of the report.
 
 from __future__ import annotations
 
+import json
+import math
 import re
 import time
 from pathlib import Path
 
 import numpy as np
 
-from reprolab.fileio import atomic_write_json, read_json
+from reprolab.fileio import atomic_write_json, atomic_write_text, read_json
 from reprolab.physics import lint
 from reprolab.physics.checks import read_numeric_csv
 
@@ -132,6 +134,108 @@ def geometry_plot(geometry: dict, out_png: Path) -> str:
     return plots.save_figure(fig, out_png)
 
 
+_AXIS = {"x": 0, "y": 1, "z": 2}
+
+
+def as_built_simulation(run_dir: Path) -> dict | None:
+    """The last simulation Meep built in a run (the scattering run after a normalisation
+    run), from the run-time record; a sweep's first point where the stage swept."""
+    from reprolab.physics.as_built import RECORD_FILE
+
+    paths = [run_dir / RECORD_FILE, *sorted((run_dir / "points").glob(f"p*/{RECORD_FILE}"))]
+    for path in paths:
+        if path.is_file():
+            sims = read_json(path).get("simulations") or []
+            if sims:
+                return sims[-1]
+    return None
+
+
+def _span(center, size, axis: int, half: float) -> tuple[float, float]:
+    """An object's extent along an axis, clipped to the cell (size None: infinite)."""
+    c = center[axis] or 0.0
+    w = size[axis] if size[axis] is not None else math.inf
+    return max(c - w / 2, -half), min(c + w / 2, half)
+
+
+def monitor_positions_plot(sim: dict, out_png: Path) -> str:
+    """Cell, boundary layers, geometry, sources and flux/DFT monitors as Meep built them
+    (the run-time record): along the cell's axis in 1D, in the x-y plane otherwise. A
+    point or plane (zero size) is drawn as its edge: a line or a dot."""
+    from matplotlib.patches import Circle, Rectangle
+
+    from reprolab.report import plots
+
+    dims = sim["dimensions"]
+    half = [(c or 0) / 2 for c in sim["cell"]]
+    a, b = (2, None) if dims == 1 else (0, 1)
+    fig, ax = plots.plt.subplots(figsize=(6, 3.4 if dims == 1 else 5), dpi=100)
+
+    def draw(center, size, **style):
+        x0, x1 = _span(center, size, a, half[a])
+        y0, y1 = (0.0, 1.0) if b is None else _span(center, size, b, half[b])
+        ax.add_patch(Rectangle((x0, y0), x1 - x0, y1 - y0, **style))
+
+    for layer in sim.get("boundary_layers") or []:
+        i, t = _AXIS[layer["axis"]], layer["thickness"]
+        centre, size = [0.0, 0.0, 0.0], [None, None, None]
+        centre[i], size[i] = (half[i] - t / 2) * (1 if layer["side"] == "high" else -1), t
+        draw(centre, size, color="0.8", label=f"{layer['kind']} ({t:g} a)")
+    for obj in sim.get("geometry") or []:
+        if obj.get("size"):
+            draw(obj["center"], obj["size"], color="C2", alpha=0.5, label=obj["kind"])
+        elif obj.get("radius") and b is not None:  # a cylinder or sphere cut by the plane
+            centre = (obj["center"][a] or 0, obj["center"][b] or 0)
+            ax.add_patch(Circle(centre, obj["radius"], color="C2", alpha=0.5, label=obj["kind"]))
+    for k, src in enumerate(sim.get("sources") or []):
+        draw(src["center"], src["size"], fill=False, ec="C3", lw=2, label=f"source {k}")
+    for k, mon in enumerate(sim.get("monitors") or []):
+        for region in mon.get("regions") or []:
+            style = {"fill": False, "ec": "C0", "lw": 1.5, "ls": "--"}
+            draw(region["center"], region["size"], label=f"{mon['kind']} monitor {k}", **style)
+            if b is not None and not any(region["size"][i] for i in (a, b)):  # a point
+                ax.plot(region["center"][a] or 0, region["center"][b] or 0, "o", color="C0")
+    handles, labels = ax.get_legend_handles_labels()
+    unique = dict(zip(labels, handles, strict=True))
+    ax.legend(unique.values(), unique.keys(), fontsize=7, loc="upper right")
+    ax.set_xlim(-half[a], half[a])
+    ax.set_xlabel(f"{'xyz'[a]} (a)")
+    if b is None:
+        ax.set_ylim(0, 1)
+        ax.set_yticks([])
+    else:
+        ax.set_ylim(-half[b], half[b])
+        ax.set_ylabel(f"{'xyz'[b]} (a)")
+        ax.set_aspect("equal")
+    plane = " (x-y plane)" if dims == 3 else ""
+    ax.set_title(f"sources and monitors as Meep built them{plane}", fontsize=9)
+    fig.tight_layout()
+    return plots.save_figure(fig, out_png)
+
+
+def write_debug_log(paper_out: Path, stage_dirs: list[Path], out_txt: Path) -> str:
+    """debug_log.txt: the paper's events, then each quick-check stage's step logs and
+    its simulation's stdout/stderr tails, in the order they ran."""
+    parts = ["# events (events.jsonl)"]
+    events = paper_out / "events.jsonl"
+    if events.is_file():
+        for line in events.read_text(errors="replace").splitlines():
+            try:
+                e = json.loads(line)
+            except ValueError:
+                continue
+            parts.append(f"{e.get('time', '')} [{e.get('kind', '')}] {e.get('message', '')}")
+    for stage in stage_dirs:
+        for log in sorted((stage / "logs").glob("*.log"), key=lambda p: p.stat().st_mtime):
+            parts += [f"\n# {stage.name}: {log.name}", log.read_text(errors="replace").rstrip()]
+        for name in ("stdout.txt", "stderr.txt"):
+            out = stage / "run" / name
+            if out.is_file():
+                tail = out.read_text(errors="replace").splitlines()[-40:]
+                parts += [f"\n# {stage.name}: run/{name} (last {len(tail)} lines)", *tail]
+    return str(atomic_write_text(out_txt, "\n".join(parts) + "\n"))
+
+
 def geometry_check(design, geometry: dict | None, factor: float) -> dict:
     """The seed's geometry_check: what Meep built against what the design says."""
     if geometry is None:
@@ -193,6 +297,8 @@ def write_summary(run, inputs, out_json) -> None:
     factor = run.config.get("debug", {}).get("resolution_factor", 0.5)
     stdout = Path(inputs.checks[1]).parent / "run" / "stdout.txt"
     geometry = parse_geometry(stdout.read_text(errors="replace")) if stdout.is_file() else None
+    built = as_built_simulation(stdout.parent)
+    stage1_result = read_json(inputs.result)
     plots = {
         "geometry_check": (
             geometry_plot(geometry, out_dir / "geometry_check.png") if geometry else None
@@ -201,6 +307,9 @@ def write_summary(run, inputs, out_json) -> None:
             design1.model_dump(), band, out_dir / "source_spectrum.png"
         ),
         "material_check": material_plot(validated["materials"], out_dir / "material_check.png"),
+        "monitor_positions": (
+            monitor_positions_plot(built, out_dir / "monitor_positions.png") if built else None
+        ),
     }
     findings = lint.design_findings(design1.model_dump(), design1_art["materials"], band)
     recommendations = [f"{f.name}: {f.detail}" for f in findings if f.status != "pass"] + [
@@ -235,6 +344,8 @@ def write_summary(run, inputs, out_json) -> None:
                 c["name"] == "exit_code" and c["status"] == "pass" for c in stage1_checks["checks"]
             ),
             "output_files_created": [spec.file for spec in design1.output_specifications],
+            "quick_check_limits": stage1_result.get("quick_check", []),
+            "runtime_seconds": stage1_result.get("runtime_seconds"),
             "features_found": sum(
                 len(c.get("features", [])) for f in comparison1["figures"] for c in f["curves"]
             ),
@@ -243,6 +354,9 @@ def write_summary(run, inputs, out_json) -> None:
         "geometry_check": geometry_check(design1, geometry, factor),
         "plots": {k: v for k, v in plots.items() if v},
         "recommendations": recommendations,
+        "debug_log": write_debug_log(
+            out_dir, [Path(c).parent for c in inputs.checks], out_dir / "debug_log.txt"
+        ),
         "summary_seconds": round(time.time() - started, 2),
     }
     atomic_write_json(out_json, summary)

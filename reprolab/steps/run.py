@@ -22,7 +22,7 @@ from reprolab.fileio import (
 )
 from reprolab.gates import consent, protocol
 from reprolab.jobs import stage_run
-from reprolab.steps import run_failures
+from reprolab.steps import debug_limits, run_failures
 from reprolab.steps.blocking import block, passed_on_block
 from reprolab.steps.checks import checks_for
 from reprolab.steps.code import code_loop
@@ -155,13 +155,12 @@ def run_once(run, design, stage, code, stage_dir, kept, reruns) -> dict:
             float(sim_cfg.get("memory_safety_factor", 2.0)) * reruns.memory_factor
         )
         sim_cfg["job_name"] = f"reprolab-{run.paper_id}-{design.stage_id}"
-        record = stage_run.run_stage(
-            design,
-            stage.runtime_budget_minutes * reruns.time_factor,
-            sim_cfg,
-            script_path,
-            stage_dir,
+        job_design, budget, quick = debug_limits.for_quick_check(
+            design, stage.runtime_budget_minutes * reruns.time_factor, run.config
         )
+        record = stage_run.run_stage(job_design, budget, sim_cfg, script_path, stage_dir)
+        if quick:
+            record["quick_check"] = quick
     record.update(stage_id=design.stage_id, code_artifact=str(code_path))
     record.update(script=str(script_path), script_sha256=sha256_file(script_path))
     return record

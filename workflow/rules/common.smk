@@ -260,6 +260,7 @@ def get_debug_inputs(wildcards):
         "checks": [stage_file(wildcards, s, "checks.json") for s in stages],
         "designs": [stage_file(wildcards, s, "design.json") for s in stages],
         "comparison": stage_file(wildcards, stages[-1], "comparison.json"),
+        "result": stage_file(wildcards, stages[-1], "result.json"),
     }
 
 
