@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from agents.common import AgentModel, Assumption, StageId
+from agents.common import AgentModel, Assumption, Question, StageId
 
 AGENT = "simulation_designer"
 
@@ -100,6 +100,10 @@ class SimulationDesign(AgentModel):
     through unmonitored channels, e.g. a bend or a scatterer: 1 - R - T is radiation)."""
     declared_dimensions: list[DeclaredDimension] = []
     """The structure's key dimensions; each must be the size of some object as built."""
+    questions: list[Question] = []
+    """What you need the user to decide for this stage (a value the paper leaves open, an
+    inferred parameter to confirm, a trade-off of accuracy against time); empty when the
+    plan and paper settle everything. Answers come back as `user_answers`."""
 
 
 def context(

@@ -28,8 +28,30 @@ def worth_asking(questions: list[dict], answered: set[str]) -> list[dict]:
     ]
 
 
+MAX_ROUNDS = 3  # question rounds per agent output before its last answer stands
+
+
+def settle(run, scope: str, agent: str, artifact: dict, ask_again, answers: list[dict]) -> dict:
+    """The agent's final artifact once its questions worth a gate are answered.
+
+    `ask_again(attempt)` calls the agent again (it reads `answers`, which this extends
+    in place, into its context); questions not worth a gate keep the proposed answer
+    and are logged. Each round is one gate for all of that round's questions."""
+    for n in range(1, MAX_ROUNDS + 1):
+        questions = artifact["output"].get("questions") or []
+        asked = worth_asking(questions, {a["question"] for a in answers})
+        not_asked(run, agent, [q for q in questions if q not in asked])
+        if not asked:
+            break
+        answers += ask(run, scope, agent, asked, n)
+        artifact = ask_again(artifact["provenance"]["attempt"] + 1)
+    artifact["user_answers"] = list(answers)
+    return artifact
+
+
 def ask(run, scope: str, agent: str, questions: list[dict], n: int) -> list[dict]:
-    """[{question, answer, by}] for this round's questions, or stop at the gate."""
+    """[{question, answer, by}] for this round's questions, or stop at the gate.
+    `scope`: "paper" (the planner) or the stage the asking agent works on."""
     gate_id = f"{KIND}.{scope}" + (f".{n}" if n > 1 else "")
     about = [
         {k: q[k] for k in ("question_id", "question", "options", "proposed")} for q in questions
@@ -38,7 +60,7 @@ def ask(run, scope: str, agent: str, questions: list[dict], n: int) -> list[dict
         gate_id=gate_id,
         kind=KIND,
         paper_id=run.paper_id,
-        stage_id=None,
+        stage_id=None if scope == "paper" else scope,
         sha256=protocol.content_sha256(about),
         question=f"The {agent} asks {len(questions)} question(s): "
         + " ".join(f"[{q['question_id']}] {q['question']}" for q in questions),

@@ -16,6 +16,7 @@ from reprolab.fileio import (
     atomic_write_json,
     read_json,
 )
+from reprolab.gates import clarify
 from reprolab.physics import lint
 from reprolab.settings import PaperRun
 from reprolab.steps import eligibility
@@ -108,30 +109,51 @@ def design_stage(
     mats = stage_materials(stage, plan, validated)
     figures = [run.paper.figure(f).model_dump() for f in stage.target_figures]
     assumptions = [a.model_dump() for a in plan.assumptions]
-    artifact = reviewed_loop(
-        run=run,
-        stage_id=stage_id,
-        stage_dir=Path(out_design).parent,
-        adaptations=load_adaptations(adaptations_path),
-        author=simulation_designer.AGENT,
-        reviewer=design_reviewer.AGENT,
-        limit=run.limits.max_design_revisions,
-        author_context=lambda fb: simulation_designer.context(
+    answers: list[dict] = []  # the user's answers to the designer's questions
+
+    def designer_context(feedback):
+        ctx = simulation_designer.context(
             stage.model_dump(),
             assumptions,
             mats,
             figures,
-            fb,
+            feedback,
             extracted_parameters=[p.model_dump() for p in plan.extracted_parameters],
             paper_domain=run.paper.meta.domain,
-        ),
-        reviewer_context=lambda out: design_reviewer.context(stage.model_dump(), out, mats),
-        code_problems=lambda out: (
-            design_problems(SimulationDesign.model_validate(out), stage, run, mats)
-            + lint.problems(static_findings(SimulationDesign.model_validate(out), mats, None, run))
-        ),
-        name="design",
-        feedback=invalidation_feedback(invalidation),
+        )
+        if answers:
+            ctx["user_answers"] = answers
+        return ctx
+
+    def loop(first_attempt: int, feedback):
+        return reviewed_loop(
+            run=run,
+            stage_id=stage_id,
+            stage_dir=Path(out_design).parent,
+            adaptations=load_adaptations(adaptations_path),
+            author=simulation_designer.AGENT,
+            reviewer=design_reviewer.AGENT,
+            limit=run.limits.max_design_revisions,
+            author_context=designer_context,
+            reviewer_context=lambda out: design_reviewer.context(stage.model_dump(), out, mats),
+            code_problems=lambda out: (
+                design_problems(SimulationDesign.model_validate(out), stage, run, mats)
+                + lint.problems(
+                    static_findings(SimulationDesign.model_validate(out), mats, None, run)
+                )
+            ),
+            name="design",
+            feedback=feedback,
+            first_attempt=first_attempt,
+        )
+
+    artifact = clarify.settle(  # the designer's questions, answered
+        run,
+        stage_id,
+        simulation_designer.AGENT,
+        loop(1, invalidation_feedback(invalidation)),
+        lambda attempt: loop(attempt, None),
+        answers,
     )
     artifact["materials"] = mats
     atomic_write_json(out_design, artifact)

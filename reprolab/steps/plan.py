@@ -16,7 +16,6 @@ from reprolab.paper import Paper
 from reprolab.settings import PaperRun
 
 PAPER_SCOPE = "paper"  # stage_id used for paper-level agent calls
-MAX_QUESTION_ROUNDS = 3
 
 
 def abstract_and_methods(text: str) -> str:
@@ -181,16 +180,14 @@ def make_plan(
             first_attempt=first_attempt,
         )
 
-    artifact = loop(1, first_feedback)
-    for n in range(1, MAX_QUESTION_ROUNDS + 1):  # the planner's questions, answered
-        questions = artifact["output"].get("questions") or []
-        asked = clarify.worth_asking(questions, {a["question"] for a in answers})
-        clarify.not_asked(run, planner.AGENT, [q for q in questions if q not in asked])
-        if not asked:
-            break
-        answers += clarify.ask(run, PAPER_SCOPE, planner.AGENT, asked, n)
-        artifact = loop(artifact["provenance"]["attempt"] + 1, None)
-    artifact["user_answers"] = answers
+    artifact = clarify.settle(  # the planner's questions, answered
+        run,
+        PAPER_SCOPE,
+        planner.AGENT,
+        loop(1, first_feedback),
+        lambda attempt: loop(attempt, None),
+        answers,
+    )
     atomic_write_json(out_plan, artifact)
     plan = PlannerOutput.model_validate(artifact["output"])
     log_event(out_dir, "plan", "plan approved", stages=len(plan.stages))
