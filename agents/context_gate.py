@@ -5,6 +5,7 @@ The gate offers the options of `context_window.OVERFLOW_OPTIONS`; the answer
 the paper left out (recorded in provenance, said in the report), a model with a
 larger window for this agent, or the paper stopped with a PARTIAL report. When
 an answered option still does not fit, the next gate of the same call asks again.
+The same agent's later attempts (after its reviewer's feedback) keep the answer.
 """
 
 from __future__ import annotations
@@ -51,7 +52,22 @@ class Choices:
 
 
 def answered(out_dir: Path, request: AgentRequest, sha: str) -> Choices:
-    """The answers to this call's overflow gates that ask about this same context."""
+    """The answers to this call's overflow gates that ask about this same context; for a
+    call with no gate of its own, the answer given to the same agent's latest earlier
+    attempt (its reviewer's feedback made a new prompt, not a new question)."""
+    found = _answers(out_dir, request, sha)
+    if found.gates or protocol.gate_request_path(out_dir, gate_id(request, 1)).is_file():
+        return found
+    for attempt in range(request.attempt - 1, 0, -1):
+        earlier = _answers(out_dir, dataclasses.replace(request, attempt=attempt), None)
+        if earlier.gates and earlier.stop is None:
+            return dataclasses.replace(earlier, next_n=1)
+    return found
+
+
+def _answers(out_dir: Path, request: AgentRequest, sha: str | None) -> Choices:
+    """The decided overflow gates of one call, in order (sha None: whatever they asked
+    about; the earlier attempt's interactions are already logged)."""
     found = Choices()
     n = 1
     while True:
@@ -60,21 +76,22 @@ def answered(out_dir: Path, request: AgentRequest, sha: str) -> Choices:
         if not path.is_file():
             return found
         checkpoint = read_model(path, protocol.Checkpoint)
-        if checkpoint.sha256 != sha:
+        if sha is not None and checkpoint.sha256 != sha:
             return found  # the inputs changed: the old answers were about another prompt
         decision = protocol.read_decision(checkpoint)
         if decision is None:
             return found
         found.gates.append(checkpoint.gate_id)
-        consent.log_interaction(
-            out_dir,
-            checkpoint.question,
-            decision,
-            f"{decision.option} for {request.call_id}",
-            KIND,
-            context=checkpoint.payload,
-            options=checkpoint.choices,
-        )
+        if sha is not None:
+            consent.log_interaction(
+                out_dir,
+                checkpoint.question,
+                decision,
+                f"{decision.option} for {request.call_id}",
+                KIND,
+                context=checkpoint.payload,
+                options=checkpoint.choices,
+            )
         if decision.option == "stop":
             found.stop = decision
             return found

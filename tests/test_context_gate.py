@@ -8,8 +8,10 @@ recorded in provenance. tests/test_stop_reports.py runs the same through Snakema
 
 import argparse
 import json
+import shutil
 
 import pytest
+import yaml
 
 from agents import planner
 from agents.context_gate import PaperStopped
@@ -25,26 +27,20 @@ RESULTS = "## 2. Results"
 LONG = PAPER_TEXT.replace(RESULTS, RESULTS + "\n\n" + "The measured reflectance rises. " * 400)
 
 
+PROVIDER = {"kind": "replay", "context_window_tokens": 6000, "max_output_tokens": 1000}
+
+
 def session(tmp_path, **provider):
-    config = {
-        "outputs_dir": str(tmp_path),
-        "provider": {
-            "kind": "replay",
-            "context_window_tokens": 6000,
-            "max_output_tokens": 1000,
-            **provider,
-        },
-    }
+    config = {"outputs_dir": str(tmp_path), "provider": {**PROVIDER, **provider}}
     return agent_session(config, "p", tmp_path / "p", EXAMPLE / "recordings")
 
 
-def plan(sess, text=LONG):
+def plan(sess, text=LONG, attempt=1, feedback=None):
+    context = planner.context("p", text, "optics", [])
+    if feedback:
+        context["planner_feedback"] = feedback
     return call_agent(
-        planner.AGENT,
-        session=sess,
-        stage_id="paper",
-        attempt=1,
-        context=planner.context("p", text, "optics", []),
+        planner.AGENT, session=sess, stage_id="paper", attempt=attempt, context=context
     )
 
 
@@ -86,6 +82,25 @@ def test_methods_only_leaves_out_results_and_says_so(tmp_path):
     assert log[-1]["interaction_type"] == "context_overflow"
     assert log[-1]["alternatives"] == ["shorten_sections", "larger_model", "stop"]
     assert log[-1]["context"]["agent"] == "planner"
+
+
+def test_the_agent_s_next_attempt_keeps_the_answer_without_a_new_gate(tmp_path):
+    """The reviewer's feedback makes a new prompt for attempt 2, not a new question."""
+    recordings = tmp_path / "recordings"
+    shutil.copytree(EXAMPLE / "recordings", recordings)
+    first = yaml.safe_load((recordings / "paper" / "planner.a1.yaml").read_text())
+    (recordings / "paper" / "planner.a2.yaml").write_text(yaml.safe_dump(first | {"attempt": 2}))
+    sess = agent_session(
+        {"outputs_dir": str(tmp_path), "provider": PROVIDER}, "p", tmp_path / "p", recordings
+    )
+    with pytest.raises(ContextOverflowError):
+        plan(sess)
+    gate = answer(sess, "methods_only")
+    plan(sess)
+    prov = plan(sess, attempt=2, feedback="Stage 2 needs a longer budget.")["provenance"]
+    assert prov["attempt"] == 2 and prov["context_recoveries"] == ["methods_only"]
+    assert f"answer to {gate.gate_id}" in prov["context_left_out"][0]
+    assert protocol.pending_gates(sess.out_dir) == []
 
 
 def test_shorten_sections_keeps_methods_whole(tmp_path):
