@@ -6,6 +6,7 @@ into place, so a crash never leaves a truncated JSON behind.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -160,7 +161,7 @@ def lock_outputs_dir(outputs_dir: str | Path) -> Path:
     path = folder / ".reprolab.lock"
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)  # not inherited by exec'd children
+        fd = _open_lock_file(path)
     except OSError as exc:
         raise OutputFileError(
             path,
@@ -179,7 +180,19 @@ def lock_outputs_dir(outputs_dir: str | Path) -> Path:
             "or stop it, then run the same command again; two runs may not share one "
             "outputs_dir."
         ) from None
-    os.ftruncate(fd, 0)
-    os.write(fd, f"pid {os.getpid()} in {Path.cwd()}\n".encode())
+    with contextlib.suppress(OSError):  # who holds it, where this user may write it
+        os.ftruncate(fd, 0)
+        os.write(fd, f"pid {os.getpid()} in {Path.cwd()} (uid {os.getuid()})\n".encode())
     _HELD_LOCKS.append(fd)
     return path
+
+
+def _open_lock_file(path: Path) -> int:
+    """The lock file, for flock. In a group's shared folder another member made it
+    (mode 0644 under umask 022): flock needs no write access, so it is opened to read."""
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT, 0o666)  # not inherited by exec'd children
+    except PermissionError:
+        if not path.is_file():
+            raise
+        return os.open(path, os.O_RDONLY)

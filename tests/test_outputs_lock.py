@@ -6,12 +6,16 @@ a second run from elsewhere stops at once with the folder named and writes nothi
 
 import fcntl
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 import yaml
 
+from reprolab import fileio
 from reprolab.fileio import lock_outputs_dir
 from tests.conftest import EXAMPLE
 from tests.test_pipeline import snakemake
@@ -72,3 +76,33 @@ def test_run_from_another_workdir_on_the_same_outputs_stops_before_any_work(tmp_
     run = snakemake(workdir, "--until", "adapt_prompts")  # ...and the same command goes on
     assert run.returncode == 0, run.stderr[-2000:]
     assert (shared / EXAMPLE.name / "prompt_adaptations.json").is_file()
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not shutil.which("runuser"), reason="needs root to act as two users"
+)
+def test_a_colleague_takes_the_lock_another_user_left_in_a_shared_folder():
+    """A group's shared project folder: the lock file one member's run made is mode 0644
+    (umask 022), and the next member's run must still take the lock (and still be
+    refused while the first run holds it)."""
+    shared = Path(tempfile.mkdtemp(prefix="reprolab-shared-"))
+    before = len(fileio._HELD_LOCKS)
+    try:
+        shared.chmod(0o777)  # the group's folder (everyone here: no common group to use)
+        code = f"from reprolab.fileio import lock_outputs_dir as l; l({str(shared)!r})"
+        mine = subprocess.run(
+            [sys.executable, "-c", f"import os; os.umask(0o022); {code}"], capture_output=True
+        )
+        assert mine.returncode == 0 and (shared / ".reprolab.lock").stat().st_mode & 0o777 == 0o644
+        colleague = ["runuser", "-u", "nobody", "--", sys.executable, "-c", code]
+        later = subprocess.run(colleague, capture_output=True, text=True)
+        assert later.returncode == 0, later.stderr
+        held = lock_outputs_dir(shared)  # a run of mine is going on now
+        during = subprocess.run(colleague, capture_output=True, text=True)
+        assert during.returncode != 0
+        assert "another run is writing to the outputs folder" in during.stderr
+        assert held.stat().st_uid == 0
+    finally:
+        while len(fileio._HELD_LOCKS) > before:  # this test's lock only
+            os.close(fileio._HELD_LOCKS.pop())
+        shutil.rmtree(shared)
