@@ -1,4 +1,5 @@
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -8,8 +9,21 @@ REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "papers" / "silica_bragg_2026"
 sys.path.insert(0, str(REPO))
 
+REPROLAB = str(Path(sys.executable).with_name("reprolab"))
+
 # Tests never reach a real model: no key may leak in from the environment.
 os.environ.pop("ANTHROPIC_API_KEY", None)
+
+
+def reprolab_cli(wd: Path, *args: str) -> subprocess.CompletedProcess:
+    """`reprolab ARGS --configfile config.yaml` as a user types it in the run's folder."""
+    return subprocess.run(
+        [REPROLAB, *args, "--configfile", "config.yaml"],
+        cwd=wd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 @pytest.fixture(scope="session")

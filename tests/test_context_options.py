@@ -12,8 +12,9 @@ import pytest
 import yaml
 
 from tests.conftest import EXAMPLE
+from tests.conftest import reprolab_cli as cli
 from tests.test_pipeline import snakemake
-from tests.test_stop_reports import GATE, LONG, cli, long_paper
+from tests.test_stop_reports import GATE, LONG, long_paper
 
 pytestmark = pytest.mark.pipeline
 PLAN = f"outputs/{LONG}/plan.json"

@@ -10,18 +10,16 @@ dependents. A second workdir drives a supervisor backtrack from stage 2 to 1.
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
 from tests.conftest import EXAMPLE
+from tests.conftest import reprolab_cli as cli
 from tests.test_pipeline import snakemake
 
 pytestmark = pytest.mark.pipeline
-REPROLAB = str(Path(sys.executable).with_name("reprolab"))
 STAGE0, STAGE1, STAGE2 = "stage0_material_validation", "stage1_single_slab", "stage2_bragg_mirror"
 GATE = f"{STAGE1}.design_limit"
 
@@ -59,16 +57,6 @@ def write_config(wd: Path, papers: list[Path], **extra) -> None:
         **extra,
     }
     (wd / "config.yaml").write_text(yaml.safe_dump(config))
-
-
-def cli(wd: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [REPROLAB, *args, "--configfile", "config.yaml"],
-        cwd=wd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def target(paper: str, stage: str, name: str = "verdict.json") -> str:

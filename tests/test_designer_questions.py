@@ -6,18 +6,16 @@ again with the answer in its context; the answer and the alternatives are logged
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
 from tests.conftest import EXAMPLE
+from tests.conftest import reprolab_cli as cli
 from tests.test_pipeline import snakemake
 
 pytestmark = pytest.mark.pipeline
-REPROLAB = str(Path(sys.executable).with_name("reprolab"))
 STAGE = "stage1_single_slab"
 GATE = f"clarification.{STAGE}"
 DESIGN = f"outputs/{EXAMPLE.name}/stages/{STAGE}/design.json"
@@ -45,16 +43,6 @@ def asking_designer(dest: Path) -> Path:
                 data["output"] = approved["output"] | {"questions": [QUESTION]}
             (rec / f"{agent}.a{attempt}.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
     return dest
-
-
-def cli(wd: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [REPROLAB, *args, "--configfile", "config.yaml"],
-        cwd=wd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 @pytest.fixture(scope="module")

@@ -10,20 +10,18 @@ paper with a PARTIAL report that says so.
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
 from tests.conftest import EXAMPLE
+from tests.conftest import reprolab_cli as cli
 from tests.test_pipeline import snakemake
 
 pytestmark = pytest.mark.pipeline
 DONE = "silica_bragg_2026"
 LONG = "long_results_2026"
-REPROLAB = str(Path(sys.executable).with_name("reprolab"))
 GATE = "context.paper.planner.a1"
 ASKS = "ambiguous_2026"  # its planner asks a question
 QUESTION = {
@@ -35,16 +33,6 @@ QUESTION = {
     "confidence": 0.4,
     "impact": "high",
 }
-
-
-def cli(wd: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [REPROLAB, *args, "--configfile", "config.yaml"],
-        cwd=wd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def long_paper(dest: Path) -> Path:
