@@ -187,9 +187,15 @@ def numerical_parameters_table(stage_rows: list[tuple[str, dict, dict]]) -> list
         "runtime (s)",
     )
     for stage_id, d, r in stage_rows:
+        if d.get("runs_simulation") is False:  # a stage-0 material evaluation
+            grid = "no simulation (material models evaluated) | — | —"
+        else:
+            grid = (
+                f"{d['resolution']} | {d['pml_thickness']} | "
+                f"{d['source_fcen']} ± {d['source_fwidth'] / 2:g}"
+            )
         md.append(
-            f"| {stage_id} | {d['dimensions']}D | {d['resolution']} | {d['pml_thickness']} | "
-            f"{d['source_fcen']} ± {d['source_fwidth'] / 2:g} | {r['mpi_ranks']} | "
+            f"| {stage_id} | {d['dimensions']}D | {grid} | {r['mpi_ranks']} | "
             f"{r['runtime_seconds']:.1f} |"
         )
     return md

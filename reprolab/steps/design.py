@@ -35,6 +35,12 @@ def design_problems(design: SimulationDesign, stage: PlanStage, run: PaperRun, m
     problems = []
     if design.stage_id != stage.stage_id:
         problems.append(f"design is for '{design.stage_id}', not '{stage.stage_id}'")
+    if not design.runs_simulation and stage.stage_type != StageType.MATERIAL_VALIDATION:
+        problems.append(
+            f"runs_simulation: false is only for a MATERIAL_VALIDATION stage (stage 0); "
+            f"'{stage.stage_id}' is {stage.stage_type.value}: give resolution, "
+            "pml_thickness, source_fcen and source_fwidth"
+        )
     known = {m["material_id"] for m in mats}
     for mid in design.materials:
         if mid not in known:
