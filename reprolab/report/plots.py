@@ -25,12 +25,14 @@ def overlay(paper: Paper, fig_result: dict, out_png: str | Path) -> str:
     for i, curve in enumerate(fig_result["curves"]):
         color, cid = f"C{i}", curve["curve_id"]
         on = right if right is not None and meta[cid].y_axis == "right" else ax
-        if meta[cid].digitized:  # in the unit of the simulation's column, as compared
-            xp, yp = paper.curve_data(fig_meta.figure_id, cid, curve.get("x_column"))
+        if meta[cid].digitized:  # in the figure's x unit, as its axis label says
+            xp, yp = paper.curve_data(fig_meta.figure_id, cid)
             on.plot(xp, yp, "o", ms=3, color=color, alpha=0.6, label=f"paper: {meta[cid].label}")
             xs += xp
         if "sim" in curve:
-            sim_x = curve["sim"]["x"]
+            sim_x = paper.x_in_figure_units(
+                fig_meta.figure_id, curve.get("x_column"), curve["sim"]["x"]
+            )
             on.plot(sim_x, curve["sim"]["y"], "-", color=color, lw=1.5, label=f"reproduced: {cid}")
             xs += [] if meta[cid].digitized else list(sim_x)
     ax.set_xlabel(fig_meta.x_label)

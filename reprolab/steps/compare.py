@@ -44,8 +44,13 @@ def compare_stage(run, design_path, checks_path, out_comparison) -> None:
             continue
         entry.update(compare.compare_curve(xp, yp, xs, ys))
         entry["classes"] = compare.classify_curve(entry)
+        axis = run.paper.figure(fo.figure_id).x_axis
         entry["key_values"] = [
-            compare.key_value(kv.model_dump(), xs, ys)
+            compare.key_value(
+                {**kv.model_dump(), "x_column": fo.x_column, "x_axis": [axis.quantity, axis.unit]},
+                xs,
+                ys,
+            )
             for kv in getattr(run.paper.meta, "key_values", [])
             if (kv.figure, kv.curve) == (fo.figure_id, fo.curve_id) and kv.kind != "other"
         ]

@@ -20,7 +20,8 @@ def visual_curve(run, fo, fig: dict, stage_dir: Path) -> bool:
     it was one (the caller then skips the numeric comparison)."""
     if run.paper.has_data(fo.figure_id, fo.curve_id):
         return False
-    entry = {"curve_id": fo.curve_id, "file": fo.file, "qualitative": True, "note": NOTE}
+    entry = {"curve_id": fo.curve_id, "file": fo.file, "x_column": fo.x_column}
+    entry |= {"qualitative": True, "note": NOTE}
     try:
         cols = checks_mod.read_numeric_csv(Path(stage_dir) / "run" / fo.file)
         entry["sim"] = {"x": cols[fo.x_column], "y": cols[fo.y_column]}
