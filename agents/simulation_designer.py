@@ -34,6 +34,10 @@ class FigureOutput(AgentModel):
     """Column matching the figure's x axis (same unit as the paper)."""
     y_column: str
     """Column matching the curve's y values."""
+    dataset: str | None = None
+    """Only for a field-map figure: `file` is HDF5 (h5py), `dataset` its 2D map with
+    rows along `y_column` and columns along `x_column`, which then name the
+    coordinate datasets (`z_um`, `wavelength_um`: units in their names)."""
 
 
 class PerformanceEstimate(AgentModel):

@@ -1,7 +1,8 @@
 """The second bundled example (ag_etalon_2026: a Lorentz-Drude silver etalon) through
 the real pipeline offline, in a campaign of two papers as `reprolab demo` runs them:
 real Snakemake, real Meep, the replay recordings. Every figure is classified (the two
-with data SUCCESS, the one without qualitative and marked so in the report), stage 0
+with data SUCCESS, the two without qualitative and marked so in the report, the field map
+drawn from the simulation's HDF5 beside the paper's image), stage 0
 ran no simulation and needed no FDTD parameters, key values stated in nm are read off a
 column in µm, and the campaign's index links the reports.
 
@@ -79,6 +80,7 @@ def test_every_figure_classified_the_one_without_data_qualitative(campaign):
         "fig1": "SUCCESS",
         "fig2": "SUCCESS",
         "fig3": "PARTIAL",
+        "fig4": "PARTIAL",
     }
     assert figs["fig3"]["qualitative"] and not figs["fig2"].get("qualitative")
     # the two-axis figure: both curves compared, Im ε on the right axis
@@ -89,6 +91,23 @@ def test_every_figure_classified_the_one_without_data_qualitative(campaign):
     (row,) = [ln for ln in report.splitlines() if ln.startswith("| fig3 | stage1_etalon |")]
     assert "qualitative" in row
     assert "| fig2 | stage1_etalon | **SUCCESS** |" in report
+
+
+def test_field_map_drawn_beside_the_papers_image(campaign):
+    """fig4: the simulation's HDF5 map, its maximum found by code where the paper's text
+    puts it (9.2 |E0|^2 at the spacer's centre near 690 nm), drawn on the paper's scale."""
+    fig4 = comparisons(campaign)["fig4"]
+    assert fig4["qualitative"] and fig4["field_map"]
+    (curve,) = fig4["curves"]
+    assert curve["file"] == "etalon_field.h5" and "error" not in curve
+    numbers = curve["field_map"]
+    assert abs(numbers["x_at_max"]) < 5 and 680 < numbers["y_at_max"] < 700  # nm
+    assert numbers["max"] == pytest.approx(9.155, rel=0.02)
+    report = (campaign / "outputs" / PAPER / f"REPRODUCTION_REPORT_{PAPER}.md").read_text()
+    section = report.split("### fig4")[1].split("###")[0]
+    assert "| paper | reproduced field map (the paper's axes and colour scale) |" in section
+    assert "fig4_paper.png" in section and "overlay_fig4.png" in section
+    assert "etalon_spectrum.png" not in section  # the stage's spectrum plot is not the map
 
 
 def test_key_values_in_nm_read_off_the_reproduction(campaign):
@@ -118,7 +137,7 @@ def test_campaign_index_links_both_reports(campaign):
     out = campaign / "outputs"
     index = (out / "REPORTS_INDEX.md").read_text()
     (done,) = [ln for ln in index.splitlines() if f"({PAPER}/REPRODUCTION_REPORT_{PAPER}.md)" in ln]
-    assert "| [report]" in done and "| PARTIAL | 2 / 1 / 0 | 1 |" in done
+    assert "| [report]" in done and "| PARTIAL | 2 / 2 / 0 | 2 |" in done
     partial = f"[PARTIAL report (did not finish)]({COPY}/REPRODUCTION_REPORT_{COPY}.PARTIAL.md)"
     (stopped,) = [ln for ln in index.splitlines() if partial in ln]
     assert "| – | 0 / 0 / 0 | 0 |" in stopped  # nothing compared: no class claimed

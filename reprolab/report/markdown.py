@@ -94,7 +94,9 @@ def side_by_side(fig_id, paper_img: Path, own: Path | None, fig: dict, out_dir: 
         )
     cols.append(
         (
-            "overlay on the paper's digitized data",
+            "reproduced field map (the paper's axes and colour scale)"
+            if fig.get("field_map")
+            else "overlay on the paper's digitized data",
             f"![{fig_id} overlay]({_rel(fig['overlay'], out_dir)})",
         )
     )

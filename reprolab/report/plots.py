@@ -49,6 +49,40 @@ def overlay(paper: Paper, fig_result: dict, out_png: str | Path) -> str:
     return save_figure(fig, out_png)
 
 
+def field_map(paper: Paper, fig_result: dict, out_png: str | Path) -> str:
+    """A reproduced field map drawn as the paper's: its axes (labels, units, limits),
+    colour map and colour scale (vmin, vmax), the maximum marked."""
+    from matplotlib.colors import LogNorm, Normalize
+
+    fig_meta = paper.figure(fig_result["figure_id"])
+    fm = fig_meta.field_map
+    fig, ax = plt.subplots(figsize=(6, 4), dpi=100)
+    (curve,) = fig_result["curves"]
+    if "sim" in curve:
+        sim = curve["sim"]
+        norm = (LogNorm if fm.colour.scale == "log" else Normalize)(vmin=fm.vmin, vmax=fm.vmax)
+        mesh = ax.pcolormesh(
+            sim["x"], sim["y"], sim["z"], shading="auto", cmap=fm.colormap, norm=norm
+        )
+        fig.colorbar(mesh, ax=ax, label=fm.colour.label)
+        ax.plot(sim["x_at_max"], sim["y_at_max"], "c+", ms=12, mew=2)
+        ax.set_title(
+            f"{fig_meta.figure_id}: {fig_result['classification']} (qualitative: field map); "
+            f"max {sim['max']:.3g} at ({sim['x_at_max']:.4g}, {sim['y_at_max']:.4g})",
+            fontsize=9,
+        )
+    else:
+        ax.set_title(f"{fig_meta.figure_id}: {curve.get('error', 'no field map')}", fontsize=8)
+    ax.set_xlabel(fig_meta.x_axis.label)
+    ax.set_ylabel(fig_meta.y_axes.left.label)
+    if fm.x_limits:
+        ax.set_xlim(*fm.x_limits)
+    if fm.y_limits:
+        ax.set_ylim(*fm.y_limits)
+    fig.tight_layout()
+    return save_figure(fig, out_png)
+
+
 def reproduction(paper: Paper, figure_id: str, curves: dict, out_png: str | Path) -> str:
     """The reproduced curves alone ({curve_id: (x, y)}) on the paper figure's axes: the
     report's "reproduction" column where the simulation wrote no plot of its own."""

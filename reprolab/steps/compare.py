@@ -60,9 +60,8 @@ def compare_stage(run, design_path, checks_path, out_comparison) -> None:
         classes = [c for curve in fig["curves"] for c in curve["classes"].values()]
         classes += [kv["class"] for c in fig["curves"] for kv in c.get("key_values", [])]
         fig["classification"] = th.worst(classes)
-        fig["overlay"] = plots.overlay(
-            run.paper, fig, stage_dir / f"overlay_{fig['figure_id']}.png"
-        )
+        draw = plots.field_map if fig.get("field_map") else plots.overlay
+        fig["overlay"] = draw(run.paper, fig, stage_dir / f"overlay_{fig['figure_id']}.png")
         for curve in fig["curves"]:
             curve.pop("sim", None)
     atomic_write_json(

@@ -54,6 +54,16 @@ def design_problems(design: SimulationDesign, stage: PlanStage, run: PaperRun, m
                 f"(targets: {stage.target_figures})"
             )
             continue
+        if (run.paper.figure(fo.figure_id).field_map is None) != (fo.dataset is None):
+            problems.append(
+                f"figure_outputs: {fo.figure_id} "
+                + (
+                    "is a field map: give the HDF5 `dataset` (2D map) with x_column and "
+                    "y_column naming its coordinate datasets"
+                    if fo.dataset is None
+                    else f"is not a field map: no `dataset` ('{fo.dataset}')"
+                )
+            )
         curves = {c.curve_id for c in run.paper.figure(fo.figure_id).curves}
         if fo.curve_id not in curves:
             problems.append(

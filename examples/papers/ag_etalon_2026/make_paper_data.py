@@ -10,6 +10,9 @@ computed here with numpy only, independently of Meep and of any FDTD method:
   etalon at normal incidence, by the transfer-matrix (characteristic-matrix) method.
 * Fig. 3 -- its absorptance A = 1 - R - T (same method); the paper gives no digitized
   data for it (the reproduction compares it by eye: a qualitative figure).
+* Fig. 4 -- a field map: |E(z)|^2 / |E0|^2 across the etalon (z from -200 to 200 nm about
+  its centre) versus wavelength, from the same characteristic matrices (the field in
+  each layer from the one above it); an image only, compared by eye.
 
 Air on both sides, normal incidence, exp(-i omega t) convention (k > 0 absorbs).
 
@@ -85,6 +88,47 @@ def etalon_RTA(wavelength_um):
         [n_ag, N_SPACER, n_ag], [METAL_UM, SPACER_UM, METAL_UM], wavelength_um
     )
     return trans, refl, 1.0 - trans - refl
+
+
+def _layer_matrix(n, k0, d, sign=-1):
+    """Characteristic matrix of a layer of thickness d (sign=+1: its inverse)."""
+    phi = k0 * n * d
+    return np.array(
+        [[np.cos(phi), sign * 1j * np.sin(phi) / n], [sign * 1j * n * np.sin(phi), np.cos(phi)]]
+    )
+
+
+def etalon_field(wavelength_um, z_um):
+    """|E(z)|^2 / |E0|^2 at one wavelength, z measured from the etalon's centre: (E, H)
+    at the front face are (1 + r, 1 - r) and are carried into each layer by the inverse
+    characteristic matrix; behind the etalon E = t exp(i k0 z)."""
+    k0 = 2.0 * np.pi / wavelength_um
+    n_ag = complex(n_silver(wavelength_um))
+    layers = [(n_ag, METAL_UM), (N_SPACER, SPACER_UM), (n_ag, METAL_UM)]
+    total = np.eye(2, dtype=complex)
+    for n, d in layers:
+        total = total @ _layer_matrix(n, k0, d)
+    denom = total.sum()
+    r = (total[0, 0] + total[0, 1] - total[1, 0] - total[1, 1]) / denom
+    t = 2.0 / denom
+    faces = np.concatenate([[0.0], np.cumsum([d for _, d in layers])]) - 0.5 * (
+        2 * METAL_UM + SPACER_UM
+    )
+    out = np.empty(len(z_um))
+    for j, z in enumerate(z_um):
+        if z < faces[0]:
+            e = np.exp(1j * k0 * (z - faces[0])) + r * np.exp(-1j * k0 * (z - faces[0]))
+        elif z >= faces[-1]:
+            e = t * np.exp(1j * k0 * (z - faces[-1]))
+        else:
+            eh = np.array([1.0 + r, 1.0 - r])
+            for (n, d), face in zip(layers, faces[:-1], strict=True):
+                eh = _layer_matrix(n, k0, min(z - face, d), sign=1) @ eh
+                if z - face <= d:
+                    break
+            e = eh[0]
+        out[j] = abs(e) ** 2
+    return out
 
 
 def _write(path, header, *columns, decimals=(2, 5)):
@@ -175,6 +219,24 @@ def main():
     fig.tight_layout()
     fig.savefig(fig_dir / "fig3.png", dpi=100)
     plt.close(fig)
+
+    # Fig. 4: field map across the etalon (image only)
+    z_nm = np.linspace(-200.0, 200.0, 401)
+    lam_nm = np.linspace(*SPECTRUM_BAND_NM, 226)
+    e2 = np.array([etalon_field(lam / 1e3, z_nm / 1e3) for lam in lam_nm])
+    fig, ax = plt.subplots(figsize=(5.2, 3.6))
+    mesh = ax.pcolormesh(z_nm, lam_nm, e2, shading="auto", cmap="inferno", vmin=0.0, vmax=10.0)
+    fig.colorbar(mesh, ax=ax, label="|E|²/|E₀|²")
+    for face in (-120, -90, 90, 120):
+        ax.axvline(face, color="w", lw=0.6, ls=":")
+    ax.set_xlabel("Position z (nm)")
+    ax.set_ylabel("Wavelength (nm)")
+    ax.set_title("Field intensity across the etalon")
+    fig.tight_layout()
+    fig.savefig(fig_dir / "fig4.png", dpi=100)
+    plt.close(fig)
+    j, i = np.unravel_index(int(np.argmax(e2)), e2.shape)
+    print(f"fig4: max |E|^2/|E0|^2 = {e2[j, i]:.3f} at z = {z_nm[i]:.0f} nm, {lam_nm[j]:.0f} nm")
 
     print("key numbers:", {k: round(float(v), 4) for k, v in key_numbers().items()})
 
