@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 setup:
 	@bash scripts/setup.sh
 
-demo: setup  ## reproduce the bundled example paper offline; prints the report path
+demo: setup  ## reproduce the two bundled example papers offline; prints the reports and their index
 	@$(BIN)/reprolab demo
 
 test: setup  ## unit tests + a real Snakemake/Meep run of the example paper

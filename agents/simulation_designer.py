@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from agents.common import AgentModel, Assumption, Question, StageId
 
 AGENT = "simulation_designer"
+# What only a time-stepping simulation has; a stage-0 material evaluation gives none.
+FDTD_PARAMETERS = ("resolution", "pml_thickness", "source_fcen", "source_fwidth")
 
 
 class OutputSpec(AgentModel):
@@ -32,6 +34,10 @@ class FigureOutput(AgentModel):
     """Column matching the figure's x axis (same unit as the paper)."""
     y_column: str
     """Column matching the curve's y values."""
+    dataset: str | None = None
+    """Only for a field-map figure: `file` is HDF5 (h5py), `dataset` its 2D map with
+    rows along `y_column` and columns along `x_column`, which then name the
+    coordinate datasets (`z_um`, `wavelength_um`: units in their names)."""
 
 
 class PerformanceEstimate(AgentModel):
@@ -69,14 +75,18 @@ class SimulationDesign(AgentModel):
     dimensions: Literal[1, 2, 3]
     unit_length_um: Annotated[float, Field(gt=0)]
     """Meep's length unit a, in µm."""
-    resolution: Annotated[int, Field(ge=1)]
-    """Pixels per unit length."""
-    pml_thickness: Annotated[float, Field(gt=0)]
-    """PML thickness in units of a."""
-    source_fcen: Annotated[float, Field(gt=0)]
-    """Source centre frequency in units of c/a."""
-    source_fwidth: Annotated[float, Field(gt=0)]
-    """Gaussian source width in units of c/a."""
+    runs_simulation: bool = True
+    """False only for a MATERIAL_VALIDATION stage (stage 0) that evaluates material models
+    (e.g. `Medium.epsilon(f)`) without time stepping: it then gives no resolution, PML or
+    source, and the run must build no `mp.Simulation` (checked on the run's record)."""
+    resolution: Annotated[int, Field(ge=1)] | None = None
+    """Pixels per unit length (required when the stage runs a simulation)."""
+    pml_thickness: Annotated[float, Field(gt=0)] | None = None
+    """PML thickness in units of a (required when the stage runs a simulation)."""
+    source_fcen: Annotated[float, Field(gt=0)] | None = None
+    """Source centre frequency in units of c/a (required when the stage runs a simulation)."""
+    source_fwidth: Annotated[float, Field(gt=0)] | None = None
+    """Gaussian source width in units of c/a (required when the stage runs a simulation)."""
     materials: list[str] = []
     """material_ids (from the validated materials) the stage uses."""
     geometry: str
@@ -104,6 +114,25 @@ class SimulationDesign(AgentModel):
     """What you need the user to decide for this stage (a value the paper leaves open, an
     inferred parameter to confirm, a trade-off of accuracy against time); empty when the
     plan and paper settle everything. Answers come back as `user_answers`."""
+
+    @model_validator(mode="after")
+    def _fdtd_parameters(self) -> SimulationDesign:
+        """A simulation needs all four FDTD parameters; a material-only evaluation none."""
+        given = [f for f in FDTD_PARAMETERS if getattr(self, f) is not None]
+        if self.runs_simulation and len(given) < len(FDTD_PARAMETERS):
+            missing = [f for f in FDTD_PARAMETERS if f not in given]
+            raise ValueError(
+                f"runs_simulation is true but {', '.join(missing)} missing: a simulation "
+                "needs resolution, pml_thickness, source_fcen and source_fwidth (a stage-0 "
+                "material evaluation without time stepping sets runs_simulation: false)"
+            )
+        if not self.runs_simulation and given:
+            raise ValueError(
+                f"runs_simulation is false but {', '.join(given)} given: a design that runs "
+                "no simulation has no resolution, PML or source (remove them, or set "
+                "runs_simulation: true)"
+            )
+        return self
 
 
 def context(

@@ -252,6 +252,18 @@ class Paper:
         pairs = sorted(zip(xs, ys, strict=True))
         return [p[0] for p in pairs], [p[1] for p in pairs]
 
+    def x_in_figure_units(self, figure_id: str, x_column: str | None, xs) -> list[float]:
+        """A simulation column's x values (`wavelength_um`) in the figure's x unit (the
+        inverse of `curve_data`'s conversion); as they are when the column states none."""
+        axis = self.figure(figure_id).x_axis
+        src = units.column_quantity(x_column) if x_column else None
+        if src is None or src == (axis.quantity, axis.unit):
+            return list(xs)
+        try:
+            return units.convert(list(xs), src, (axis.quantity, axis.unit))
+        except units.UnitError:
+            return list(xs)
+
 
 def referenced_fields(meta: PaperMetadata) -> list[tuple[str, str]]:
     """(metadata field, path) of every file the metadata names."""

@@ -6,6 +6,7 @@ The JSON schema docs/paper-format.schema.json is generated from these
 
 from __future__ import annotations
 
+import difflib
 import json
 from pathlib import Path
 from typing import Any, Literal
@@ -63,6 +64,37 @@ class Curve(Strict):
     )
 
 
+class FieldMap(Strict):
+    colour: Axis = Field(
+        description="The colour bar: label, quantity and unit (e.g. `|E|²/|E₀|²`, dimensionless)."
+    )
+    vmin: float = Field(description="The lower end of the paper's colour scale.")
+    vmax: float = Field(description="The upper end of the paper's colour scale.")
+    colormap: str = Field("viridis", description="A matplotlib colour map like the paper's.")
+    x_limits: list[float] | None = Field(
+        None, min_length=2, max_length=2, description="The map's x range as printed."
+    )
+    y_limits: list[float] | None = Field(
+        None, min_length=2, max_length=2, description="The map's y range as printed."
+    )
+
+    @model_validator(mode="after")
+    def _scale(self):
+        if not self.vmin < self.vmax:
+            raise ValueError(f"vmin ({self.vmin:g}) must be below vmax ({self.vmax:g})")
+        if self.colour.scale == "log" and self.vmin <= 0:
+            raise ValueError(f"a log colour scale needs vmin > 0 (got {self.vmin:g})")
+        from matplotlib import colormaps  # only for a figure that has a field map
+
+        if self.colormap not in colormaps:
+            near = difflib.get_close_matches(self.colormap, list(colormaps), n=3)
+            raise ValueError(
+                f"colormap '{self.colormap}' is not a matplotlib colour map"
+                + (f" (did you mean {', '.join(near)}?)" if near else "")
+            )
+        return self
+
+
 class Figure(Strict):
     figure_id: str = Field(pattern=ID)
     title: str
@@ -71,6 +103,24 @@ class Figure(Strict):
     x_axis: Axis
     y_axes: YAxes
     curves: list[Curve] = Field(min_length=1)
+    field_map: FieldMap | None = Field(
+        None,
+        description="A field-map figure (|E|² or Ez over a plane): x_axis and y_axes.left "
+        "are the map's axes, its one curve names the map (no digitized data); the "
+        "reproduction, written as HDF5, is drawn with the same axes and colour scale "
+        "beside the paper's image and compared by eye (qualitative).",
+    )
+
+    @model_validator(mode="after")
+    def _one_map(self):
+        if self.field_map is None:
+            return self
+        if len(self.curves) != 1 or self.curves[0].digitized or self.y_axes.right:
+            raise ValueError(
+                "a field-map figure has exactly one curve (the map), without digitized "
+                "data, and no right y axis"
+            )
+        return self
 
     @model_validator(mode="before")
     @classmethod

@@ -108,6 +108,7 @@ def convert(values: list[float], src: tuple[str, str], dst: tuple[str, str]) -> 
 _BRACKETED = re.compile(r"^\s*(?P<name>.*?)\s*[\[(]\s*(?P<unit>[^\])]+?)\s*[\])]\s*$")
 _ALIASES = {"lambda": "wavelength", "wl": "wavelength", "freq": "frequency", "f": "frequency"}
 _ALIASES |= {"e": "energy", "energy": "energy", "theta": "angle", "angle": "angle"}
+_ALIASES |= {"z": "length", "position": "length"}  # field maps: `z_um`, `position_nm`
 
 
 def split_header(header: str) -> tuple[str, str | None]:

@@ -355,6 +355,9 @@ def test_make_demo_as_an_unprivileged_user(user_demo):
     assert not (user_demo["home"] / "spy/calls.log").exists(), "apt-get or sudo was called"
     report = repo / "outputs" / PAPER / f"REPRODUCTION_REPORT_{PAPER}.md"
     assert f"reprolab: report: {report}" in log
+    index = repo / "outputs" / "REPORTS_INDEX.md"  # the demo is a campaign of two papers
+    assert f"reprolab: index of the campaign's reports: {index}" in log
+    assert "ag_etalon_2026/REPRODUCTION_REPORT_ag_etalon_2026.md" in index.read_text()
     assert report.stat().st_uid == user_demo["uid"]
     stages = repo / "outputs" / PAPER / "stages"
     records = {p.parent.name: json.loads(p.read_text()) for p in stages.glob("*/result.json")}

@@ -1,6 +1,7 @@
 """The `reprolab` command.
 
-`demo` runs the bundled example offline; `run` runs the pipeline with a config;
+`demo` runs the bundled example papers offline (one campaign: an index links the reports);
+`run` runs the pipeline with a config;
 `status` shows each paper's stages, what waits on you and how to answer;
 `approve` / `reject` / `edit` / `answer` answer a gate; `invalidate` marks a stage to be
 redone (with its dependents) by the next run of the same command. What those
@@ -54,6 +55,14 @@ def report_paths(configfile: str) -> list[Path]:
     config = load_config(configfile)
     out = Path(config.get("outputs_dir", "outputs"))
     return [out / pid / f"REPRODUCTION_REPORT_{pid}.md" for pid in paper_entries(config)]
+
+
+def campaign_index_path(configfile: str) -> Path | None:
+    """outputs/REPORTS_INDEX.md where the config lists two or more papers."""
+    from reprolab.report.index import INDEX_NAME
+
+    reports = report_paths(configfile)
+    return reports[0].parents[1] / f"{INDEX_NAME}.md" if len(reports) > 1 else None
 
 
 def report_line(out_dir: Path) -> str:
@@ -154,6 +163,9 @@ def run_pipeline(
             print(f"reprolab: debug summary: {summary.resolve()}")
         else:
             print(report_line(report.parent))
+    index = campaign_index_path(configfile)
+    if index is not None and index.is_file():
+        print(f"reprolab: index of the campaign's reports: {index.resolve()}")
     if code != 0:
         # The exact command, so a hint never drops the user's --configfile or options.
         print(
@@ -168,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="reprolab", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="reproduce the bundled example paper offline")
+    demo = sub.add_parser("demo", help="reproduce the bundled example papers offline")
     demo.add_argument("--cores", type=int, default=2)
     run = sub.add_parser("run", help="run the pipeline with a config file")
     run.add_argument("--configfile", default="config/config.yaml")

@@ -308,7 +308,7 @@ def output_checks(
 ) -> list[Check]:
     """Checks of one output CSV that need the design: band, uniformity, symmetry."""
     checks = []
-    if design:
+    if design and design.get("source_fcen") is not None:
         for fo in design.get("figure_outputs", []):
             if fo["file"] != name or fo["x_column"] not in cols:
                 continue

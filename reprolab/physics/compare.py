@@ -11,6 +11,7 @@ import re
 
 import numpy as np
 
+from reprolab import units
 from reprolab.physics import thresholds as th
 
 # The numbers a matched peak or dip carries, as computed_numbers names them (and the
@@ -218,10 +219,24 @@ def compare_curve(
     }
 
 
+def _x_in_axis_units(kv: dict, x_sim) -> list[float]:
+    src = units.column_quantity(kv.get("x_column") or "")
+    dst = tuple(kv["x_axis"]) if kv.get("x_axis") else None
+    if src is None or dst is None or src == dst:
+        return list(x_sim)
+    try:
+        return units.convert(list(x_sim), src, dst)
+    except units.UnitError:
+        return list(x_sim)
+
+
 def key_value(kv: dict, x_sim, y_sim) -> dict:
     """A headline number of the paper (metadata `key_values`: y at x, x of the maximum
     or minimum, the maximum or minimum y) read off the reproduced curve and classified
-    by its relative error (`thresholds.KEY_VALUE`)."""
+    by its relative error (`thresholds.KEY_VALUE`). The paper states x in its figure's
+    unit: with `x_axis` ([quantity, unit] of that axis) and `x_column` (the simulation's
+    column, `wavelength_um`), the reproduced x is converted to it first."""
+    x_sim = _x_in_axis_units(kv, x_sim)
     order = np.argsort(x_sim)
     xs, ys = np.asarray(x_sim, float)[order], np.asarray(y_sim, float)[order]
     kind = kv["kind"]

@@ -66,6 +66,10 @@ def design_findings(
     `band` is the reported frequency band (f_min, f_max) in c/a when known (the paper
     figures' x range); otherwise the source band is used, which is conservative.
     """
+    if design.get("runs_simulation") is False:
+        # A stage-0 material evaluation: no grid or PML to judge (the run's record must
+        # show no simulation: built:no_simulation).
+        return []
     findings = []
     f_lo, f_hi = band if band else source_band(design)
     lam_min, lam_max = 1 / f_hi, 1 / f_lo  # in units of a

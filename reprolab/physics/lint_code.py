@@ -30,6 +30,8 @@ def code_findings(code: str, design: dict, *, need_resolution_env: bool = False)
     except SyntaxError as exc:
         return [finding("parse", "fail", f"code does not parse: line {exc.lineno}: {exc.msg}")]
     consts = Consts(tree)
+    if design.get("runs_simulation") is False:
+        return _no_simulation_findings(tree)
     res_code = _code_resolution(tree, consts)
     # In this order: the last one reads the environment variables that evaluating the
     # constants of all the others has seen.
@@ -42,6 +44,24 @@ def code_findings(code: str, design: dict, *, need_resolution_env: bool = False)
         *_pml_findings(tree, consts, res_code, design),
         *film_findings(tree, consts, res_code or design["resolution"]),
         *_resolution_env_findings(tree, consts, design, need_resolution_env),
+    ]
+
+
+def _no_simulation_findings(tree: ast.Module) -> list[Check]:
+    """A design that runs no simulation (stage-0 material evaluation) has code building none."""
+    sims = calls(tree, "Simulation")
+    if not sims:
+        return [finding("no_simulation", "pass", "no mp.Simulation, as the design declares")]
+    return [
+        finding(
+            "no_simulation",
+            "fail",
+            f"line {sims[0].lineno}: the code builds a Simulation but the design declares "
+            "runs_simulation: false (no resolution, PML or source to build it with); "
+            "evaluate the material models only, or redesign with runs_simulation: true",
+            len(sims),
+            "0 simulations",
+        )
     ]
 
 

@@ -303,11 +303,27 @@ def harminv_summary(sims: list[dict]) -> Check | None:
     )
 
 
+def no_simulation_check(sims: list[dict], design: dict) -> Check | None:
+    """A design declaring `runs_simulation: false` built nothing to time-step."""
+    if design.get("runs_simulation") is not False:
+        return None
+    return Check(
+        "built:no_simulation",
+        "fail" if sims else "pass",
+        f"the design declares runs_simulation: false and the run built {len(sims)} "
+        "simulation(s)"
+        + (" (its resolution, PML and source were never designed or checked)" if sims else ""),
+        len(sims),
+        "0 simulations",
+    )
+
+
 def record_checks(sims: list[dict], design: dict | None) -> list[Check]:
     """Every check of the run-time record (none when the run left no record)."""
     design = design or {}
     cols = {c for o in design.get("output_specifications", []) for c in o.get("columns", [])}
     found = [
+        no_simulation_check(sims, design),
         resolution_check(sims),
         pml_check(sims),
         plane_wave_check(sims),

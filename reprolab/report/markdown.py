@@ -94,7 +94,9 @@ def side_by_side(fig_id, paper_img: Path, own: Path | None, fig: dict, out_dir: 
         )
     cols.append(
         (
-            "overlay on the paper's digitized data",
+            "reproduced field map (the paper's axes and colour scale)"
+            if fig.get("field_map")
+            else "overlay on the paper's digitized data",
             f"![{fig_id} overlay]({_rel(fig['overlay'], out_dir)})",
         )
     )
@@ -187,9 +189,15 @@ def numerical_parameters_table(stage_rows: list[tuple[str, dict, dict]]) -> list
         "runtime (s)",
     )
     for stage_id, d, r in stage_rows:
+        if d.get("runs_simulation") is False:  # a stage-0 material evaluation
+            grid = "no simulation (material models evaluated) | — | —"
+        else:
+            grid = (
+                f"{d['resolution']} | {d['pml_thickness']} | "
+                f"{d['source_fcen']} ± {d['source_fwidth'] / 2:g}"
+            )
         md.append(
-            f"| {stage_id} | {d['dimensions']}D | {d['resolution']} | {d['pml_thickness']} | "
-            f"{d['source_fcen']} ± {d['source_fwidth'] / 2:g} | {r['mpi_ranks']} | "
+            f"| {stage_id} | {d['dimensions']}D | {grid} | {r['mpi_ranks']} | "
             f"{r['runtime_seconds']:.1f} |"
         )
     return md

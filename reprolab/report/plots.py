@@ -25,12 +25,14 @@ def overlay(paper: Paper, fig_result: dict, out_png: str | Path) -> str:
     for i, curve in enumerate(fig_result["curves"]):
         color, cid = f"C{i}", curve["curve_id"]
         on = right if right is not None and meta[cid].y_axis == "right" else ax
-        if meta[cid].digitized:  # in the unit of the simulation's column, as compared
-            xp, yp = paper.curve_data(fig_meta.figure_id, cid, curve.get("x_column"))
+        if meta[cid].digitized:  # in the figure's x unit, as its axis label says
+            xp, yp = paper.curve_data(fig_meta.figure_id, cid)
             on.plot(xp, yp, "o", ms=3, color=color, alpha=0.6, label=f"paper: {meta[cid].label}")
             xs += xp
         if "sim" in curve:
-            sim_x = curve["sim"]["x"]
+            sim_x = paper.x_in_figure_units(
+                fig_meta.figure_id, curve.get("x_column"), curve["sim"]["x"]
+            )
             on.plot(sim_x, curve["sim"]["y"], "-", color=color, lw=1.5, label=f"reproduced: {cid}")
             xs += [] if meta[cid].digitized else list(sim_x)
     ax.set_xlabel(fig_meta.x_label)
@@ -43,6 +45,40 @@ def overlay(paper: Paper, fig_result: dict, out_png: str | Path) -> str:
         ax.set_xlim(min(xs), max(xs))
     handles = [h for a in (ax, right) if a is not None for h in a.get_legend_handles_labels()[0]]
     ax.legend(handles=handles, fontsize=8)
+    fig.tight_layout()
+    return save_figure(fig, out_png)
+
+
+def field_map(paper: Paper, fig_result: dict, out_png: str | Path) -> str:
+    """A reproduced field map drawn as the paper's: its axes (labels, units, limits),
+    colour map and colour scale (vmin, vmax), the maximum marked."""
+    from matplotlib.colors import LogNorm, Normalize
+
+    fig_meta = paper.figure(fig_result["figure_id"])
+    fm = fig_meta.field_map
+    fig, ax = plt.subplots(figsize=(6, 4), dpi=100)
+    (curve,) = fig_result["curves"]
+    if "sim" in curve:
+        sim = curve["sim"]
+        norm = (LogNorm if fm.colour.scale == "log" else Normalize)(vmin=fm.vmin, vmax=fm.vmax)
+        mesh = ax.pcolormesh(
+            sim["x"], sim["y"], sim["z"], shading="auto", cmap=fm.colormap, norm=norm
+        )
+        fig.colorbar(mesh, ax=ax, label=fm.colour.label)
+        ax.plot(sim["x_at_max"], sim["y_at_max"], "c+", ms=12, mew=2)
+        ax.set_title(
+            f"{fig_meta.figure_id}: {fig_result['classification']} (qualitative: field map); "
+            f"max {sim['max']:.3g} at ({sim['x_at_max']:.4g}, {sim['y_at_max']:.4g})",
+            fontsize=9,
+        )
+    else:
+        ax.set_title(f"{fig_meta.figure_id}: {curve.get('error', 'no field map')}", fontsize=8)
+    ax.set_xlabel(fig_meta.x_axis.label)
+    ax.set_ylabel(fig_meta.y_axes.left.label)
+    if fm.x_limits:
+        ax.set_xlim(*fm.x_limits)
+    if fm.y_limits:
+        ax.set_ylim(*fm.y_limits)
     fig.tight_layout()
     return save_figure(fig, out_png)
 

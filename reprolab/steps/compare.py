@@ -44,8 +44,13 @@ def compare_stage(run, design_path, checks_path, out_comparison) -> None:
             continue
         entry.update(compare.compare_curve(xp, yp, xs, ys))
         entry["classes"] = compare.classify_curve(entry)
+        axis = run.paper.figure(fo.figure_id).x_axis
         entry["key_values"] = [
-            compare.key_value(kv.model_dump(), xs, ys)
+            compare.key_value(
+                {**kv.model_dump(), "x_column": fo.x_column, "x_axis": [axis.quantity, axis.unit]},
+                xs,
+                ys,
+            )
             for kv in getattr(run.paper.meta, "key_values", [])
             if (kv.figure, kv.curve) == (fo.figure_id, fo.curve_id) and kv.kind != "other"
         ]
@@ -55,9 +60,8 @@ def compare_stage(run, design_path, checks_path, out_comparison) -> None:
         classes = [c for curve in fig["curves"] for c in curve["classes"].values()]
         classes += [kv["class"] for c in fig["curves"] for kv in c.get("key_values", [])]
         fig["classification"] = th.worst(classes)
-        fig["overlay"] = plots.overlay(
-            run.paper, fig, stage_dir / f"overlay_{fig['figure_id']}.png"
-        )
+        draw = plots.field_map if fig.get("field_map") else plots.overlay
+        fig["overlay"] = draw(run.paper, fig, stage_dir / f"overlay_{fig['figure_id']}.png")
         for curve in fig["curves"]:
             curve.pop("sim", None)
     atomic_write_json(

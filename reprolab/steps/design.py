@@ -36,6 +36,12 @@ def design_problems(design: SimulationDesign, stage: PlanStage, run: PaperRun, m
     problems = []
     if design.stage_id != stage.stage_id:
         problems.append(f"design is for '{design.stage_id}', not '{stage.stage_id}'")
+    if not design.runs_simulation and stage.stage_type != StageType.MATERIAL_VALIDATION:
+        problems.append(
+            f"runs_simulation: false is only for a MATERIAL_VALIDATION stage (stage 0); "
+            f"'{stage.stage_id}' is {stage.stage_type.value}: give resolution, "
+            "pml_thickness, source_fcen and source_fwidth"
+        )
     known = {m["material_id"] for m in mats}
     for mid in design.materials:
         if mid not in known:
@@ -49,6 +55,16 @@ def design_problems(design: SimulationDesign, stage: PlanStage, run: PaperRun, m
                 f"(targets: {stage.target_figures})"
             )
             continue
+        if (run.paper.figure(fo.figure_id).field_map is None) != (fo.dataset is None):
+            problems.append(
+                f"figure_outputs: {fo.figure_id} "
+                + (
+                    "is a field map: give the HDF5 `dataset` (2D map) with x_column and "
+                    "y_column naming its coordinate datasets"
+                    if fo.dataset is None
+                    else f"is not a field map: no `dataset` ('{fo.dataset}')"
+                )
+            )
         curves = {c.curve_id for c in run.paper.figure(fo.figure_id).curves}
         if fo.curve_id not in curves:
             problems.append(

@@ -120,9 +120,13 @@ def figure_comparison(
     paper_img = assets / f"{fig_id}_paper{Path(meta.image).suffix}"
     shutil.copyfile(run.paper.folder / meta.image, paper_img)
     design = records.designs[stage_id]
-    reproduction = own_plot(design, stage_dir_of(fig)) or drawn_reproduction(
-        run.paper, design, fig, assets
-    )
+    # A field map's reproduction is the map code drew on the paper's scale (the overlay).
+    reproduction = None
+    if not fig.get("field_map"):
+        stage_dir = stage_dir_of(fig)
+        reproduction = own_plot(design, stage_dir) or drawn_reproduction(
+            run.paper, design, fig, assets
+        )
     images = side_by_side(fig_id, paper_img, reproduction, fig, out_dir)
     narrative = analysis_narrative(records.analyses[stage_id], fig_id)
     return figure_section(fig_id, meta.title, stage_id, fig, images, narrative)

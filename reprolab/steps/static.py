@@ -11,11 +11,12 @@ from reprolab.settings import PaperRun
 
 def reported_band(design: SimulationDesign, run: PaperRun) -> tuple[float, float] | None:
     """(f_min, f_max) in c/a that the stage reports: the x range of the paper's curves it
-    reproduces, when the x column is a wavelength or frequency (else None)."""
+    reproduces, when the x column is a wavelength or frequency (else None); the paper's
+    x is read in the column's unit (a figure in nm, a column `wavelength_um`)."""
     freqs = []
     for fo in design.figure_outputs:
         try:
-            xp, _ = run.paper.curve_data(fo.figure_id, fo.curve_id)
+            xp, _ = run.paper.curve_data(fo.figure_id, fo.curve_id, fo.x_column)
         except Exception:  # noqa: BLE001 - a bad figure reference is design_problems' finding
             continue
         freqs += checks_mod.reported_frequencies(fo.x_column, list(xp), design.unit_length_um) or []

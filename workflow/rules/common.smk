@@ -268,7 +268,9 @@ def all_targets():
     """The report per paper, or the quick-check summary in debug mode."""
     if DEBUG:
         return expand(f"{OUT}/{{paper}}/debug_summary.json", paper=PAPERS)
-    return expand(f"{OUT}/{{paper}}/REPRODUCTION_REPORT_{{paper}}.md", paper=PAPERS)
+    reports = expand(f"{OUT}/{{paper}}/REPRODUCTION_REPORT_{{paper}}.md", paper=PAPERS)
+    # A campaign's index (report.smk) links every paper's report.
+    return reports + ([f"{OUT}/REPORTS_INDEX.md"] if len(PAPERS) > 1 else [])
 
 
 def lock_outputs_or_stop(outputs_dir):
@@ -296,3 +298,7 @@ def write_partial_reports_on_error(argv):
     from reprolab.steps.report import write_partial_reports  # only when a run failed
 
     write_partial_reports(config, shlex.join(argv))
+    # A campaign's index links the PARTIAL reports too.
+    from reprolab.steps.campaign import write_index_after_error
+
+    write_index_after_error(config)

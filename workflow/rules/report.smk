@@ -46,3 +46,19 @@ rule debug_summary:
     localrule: True
     script:
         "../scripts/debug_summary.py"
+
+
+# A campaign (two or more papers): one index linking every paper's report.
+if len(PAPERS) > 1 and not DEBUG:
+
+    rule report_index:
+        input:
+            expand(f"{OUT}/{{paper}}/REPRODUCTION_REPORT_{{paper}}.md", paper=PAPERS),
+        output:
+            md=f"{OUT}/REPORTS_INDEX.md",
+            html=f"{OUT}/REPORTS_INDEX.html",
+        log:
+            f"{OUT}/.logs/report_index.log",
+        localrule: True
+        script:
+            "../scripts/report_index.py"
