@@ -131,6 +131,7 @@ rule stage_verdict:
         analysis=f"{STAGE_OUT}/analysis.json",
         validation=f"{STAGE_OUT}/run_validation.json",
         adaptations=ADAPTATIONS_KEPT,
+        convergence=get_stage_convergence,
     output:
         verdict=f"{STAGE_OUT}/verdict.json",
     log:
@@ -146,6 +147,7 @@ rule convergence:
         code=f"{STAGE_OUT}/code.json",
         script=f"{STAGE_OUT}/simulation.py",
         checks=f"{STAGE_OUT}/checks.json",
+        result=f"{STAGE_OUT}/result.json",
         plan=get_plan_kept,
     output:
         convergence=f"{STAGE_OUT}/convergence.json",
