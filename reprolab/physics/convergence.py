@@ -28,6 +28,8 @@ import numpy as np
 from reprolab.physics import compare
 from reprolab.physics import thresholds as th
 from reprolab.physics.check import Check
+from reprolab.physics.checks import read_numeric_csv
+from reprolab.physics.record_checks import load_record
 
 RESOLUTION = "resolution_2x"
 PML = "pml_2x"
@@ -146,26 +148,47 @@ def curve_quantities(label, a: tuple, b: tuple, x_grid=None, key_values=(), vari
     ]
 
 
-def quantities(figure_outputs: list[dict], run_n, run_2n, variant: str = RESOLUTION) -> list:
-    """Every reproduced curve's quantities between two run folders (each curve on the
-    run's own x grid; reprolab.steps.convergence passes the paper's grid and key values)."""
-    from reprolab.physics.checks import read_numeric_csv
-
+def compare_folders(
+    figure_outputs: list[dict],
+    run_n,
+    run_v,
+    variant: str = RESOLUTION,
+    *,
+    x_grid=None,
+    key_values=(),
+) -> list[dict]:
+    """Every reproduced curve (pointwise, features, key values) and every Harminv mode
+    (frequency, Q) of the run folder `run_n` against the rerun's `run_v`.
+    `x_grid(figure_output)` gives the paper's x points (None: the run's own grid);
+    `key_values` are the paper's (metadata key_values as dicts)."""
     out = []
     for fo in figure_outputs:
         label = f"{fo['figure_id']}/{fo['curve_id']}"
         try:
-            a, b = read_numeric_csv(run_n / fo["file"]), read_numeric_csv(run_2n / fo["file"])
-            xy_a, xy_b = (
-                (a[fo["x_column"]], a[fo["y_column"]]),
-                (b[fo["x_column"]], b[fo["y_column"]]),
-            )
+            a, b = read_numeric_csv(run_n / fo["file"]), read_numeric_csv(run_v / fo["file"])
+            xy_a = (a[fo["x_column"]], a[fo["y_column"]])
+            xy_b = (b[fo["x_column"]], b[fo["y_column"]])
         except (OSError, KeyError, IndexError) as exc:
             nan = quantity(variant, label, None, None, math.nan, th.CONVERGENCE_POINTWISE)
             out.append({**nan, "error": str(exc)})
             continue
-        out += curve_quantities(label, xy_a, xy_b, None, (), variant)
+        kvs = [
+            kv
+            for kv in key_values
+            if (kv.get("figure"), kv.get("curve")) == (fo["figure_id"], fo["curve_id"])
+            and kv["kind"] != "other"
+        ]
+        grid = x_grid(fo) if x_grid else None
+        out += curve_quantities(label, xy_a, xy_b, grid, kvs, variant)
+    modes_n = record_modes(load_record(run_n))
+    if modes_n:
+        out += mode_quantities(modes_n, record_modes(load_record(run_v)), variant)
     return out
+
+
+def quantities(figure_outputs: list[dict], run_n, run_2n) -> list[dict]:
+    """The resolution rerun's quantities on the run's own x grid, no key values."""
+    return compare_folders(figure_outputs, run_n, run_2n)
 
 
 def record_modes(sims: list[dict]) -> list[dict]:

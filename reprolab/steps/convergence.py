@@ -18,7 +18,6 @@ from pathlib import Path
 from reprolab.fileio import atomic_write_json, read_json
 from reprolab.physics import convergence as conv_mod
 from reprolab.physics import thresholds as th
-from reprolab.physics.checks import read_numeric_csv
 from reprolab.physics.lint import PML_SCALE_ENV, RESOLUTION_SCALE_ENV
 from reprolab.physics.record_checks import load_record
 
@@ -156,40 +155,23 @@ def run_variant(run, name, design, script: Path, plan_path, stage_dir: Path) -> 
 
 
 def compare_runs(run, design, run_n: Path, run_v: Path, variant: str) -> list[dict]:
-    """Every reproduced curve (pointwise on the paper's x grid, features, key values)
-    and every Harminv mode (frequency, Q) of the run against the rerun."""
-    out = []
-    key_values = [kv.model_dump() for kv in getattr(run.paper.meta, "key_values", [])]
-    for fo in design.figure_outputs:
-        label = f"{fo.figure_id}/{fo.curve_id}"
+    """The run against the rerun: curves on the paper's x grid, the paper's key values,
+    Harminv modes (reprolab.physics.convergence.compare_folders)."""
+
+    def paper_grid(fo: dict):
         try:
-            a, b = read_numeric_csv(run_n / fo.file), read_numeric_csv(run_v / fo.file)
-            xy_a = (a[fo.x_column], a[fo.y_column])
-            xy_b = (b[fo.x_column], b[fo.y_column])
-        except (OSError, KeyError, IndexError) as exc:
-            out.append(
-                {
-                    **conv_mod.quantity(
-                        variant, label, None, None, float("nan"), th.CONVERGENCE_POINTWISE
-                    ),
-                    "error": str(exc),
-                }
-            )
-            continue
-        try:
-            x_grid, _ = run.paper.curve_data(fo.figure_id, fo.curve_id, fo.x_column)
+            return run.paper.curve_data(fo["figure_id"], fo["curve_id"], fo["x_column"])[0]
         except Exception:  # noqa: BLE001 - no digitized data: the run's own grid
-            x_grid = None
-        kvs = [
-            kv
-            for kv in key_values
-            if (kv["figure"], kv["curve"]) == (fo.figure_id, fo.curve_id) and kv["kind"] != "other"
-        ]
-        out += conv_mod.curve_quantities(label, xy_a, xy_b, x_grid, kvs, variant)
-    modes_n = conv_mod.record_modes(load_record(run_n))
-    if modes_n:
-        out += conv_mod.mode_quantities(modes_n, conv_mod.record_modes(load_record(run_v)), variant)
-    return out
+            return None
+
+    return conv_mod.compare_folders(
+        [fo.model_dump() for fo in design.figure_outputs],
+        run_n,
+        run_v,
+        variant,
+        x_grid=paper_grid,
+        key_values=[kv.model_dump() for kv in getattr(run.paper.meta, "key_values", [])],
+    )
 
 
 def judged_with_convergence(checks: dict, validation: dict | None, conv_path) -> tuple:
