@@ -199,6 +199,18 @@ def test_policy(config, ppw, harminv, wanted):
     assert why.startswith("not needed") == (not wanted)
 
 
+def test_nothing_to_compare_is_not_rerun():
+    """No figure curve and no Harminv mode: no rerun, and the reason says so; an
+    under-resolved run of such a stage stays failed."""
+    names, why = step.variants_needed("auto", _checks("fail", 9.0), _sims(), curves=False)
+    assert names == [] and why.startswith("nothing to compare")
+    names, _ = step.variants_needed("auto", _checks("pass", 40.0), _sims(True), curves=False)
+    assert names == [conv.RESOLUTION, conv.PML]  # the modes are compared
+    record = {"variants": [], "quantities": [], "status": "not_run", "note": why}
+    judged, note = conv.with_convergence(_checks("fail", 9.0), record)
+    assert judged["verdict"] == "fail" and "nothing to compare" in note
+
+
 def test_repair_loop_leaves_resolution_to_convergence():
     failed = [{"name": "built:resolution_ppw"}, {"name": "bounds_T:s.csv"}]
     assert step.deferred_to_convergence({}, failed) == failed[1:]

@@ -38,8 +38,12 @@ def is_resonance(sims: list[dict]) -> bool:
     return any(r.get("harminv") for s in sims for r in s.get("runs", []))
 
 
-def variants_needed(pol: str, checks: dict, sims: list[dict]) -> tuple[list[str], str]:
-    """(the reruns the policy asks for, why) from the checks and the run-time record."""
+def variants_needed(
+    pol: str, checks: dict, sims: list[dict], curves: bool = True
+) -> tuple[list[str], str]:
+    """(the reruns the policy asks for, why) from the checks and the run-time record;
+    `curves`: the stage reproduces a figure's curve (without one and without Harminv
+    modes a rerun would have nothing to compare, so none is run)."""
     ppw = next((c for c in checks.get("checks", []) if c["name"] == "built:resolution_ppw"), None)
     low = ppw is not None and ppw.get("value") is not None and ppw["value"] < th.PPW_AS_BUILT.warn
     resonance = is_resonance(sims)
@@ -55,6 +59,11 @@ def variants_needed(pol: str, checks: dict, sims: list[dict]) -> tuple[list[str]
         return [], (
             f"not needed under checks.convergence: {pol} (as built {ppw_text}, "
             f">= {th.PPW_AS_BUILT.warn:g} or unknown; no Harminv)"
+        )
+    if not curves and not conv_mod.record_modes(sims):
+        return [], (
+            f"nothing to compare ({'; '.join(why)}): the stage reproduces no figure curve "
+            "and found no Harminv mode, so no rerun"
         )
     return [conv_mod.RESOLUTION] + ([conv_mod.PML] if resonance else []), "; ".join(why)
 
@@ -87,7 +96,8 @@ def run_convergence(run, design_path, code_json, plan_path, out_json) -> None:
     record = read_json(stage_dir / "result.json")
     checks = read_json(stage_dir / "checks.json")
     pol = policy(run.config)
-    names, reason = variants_needed(pol, checks, load_record(stage_dir / "run"))
+    sims = load_record(stage_dir / "run")
+    names, reason = variants_needed(pol, checks, sims, bool(design.figure_outputs))
     result = {
         "stage_id": design.stage_id,
         "policy": pol,

@@ -168,7 +168,9 @@ def run_corpus(
     results = {name: judge(folder / name, *cases[name][0]) for name in names}
     reruns = {}
     for name in [n for n in names if n in auto]:
-        wanted, _ = variants_needed("auto", results[name], load_record(folder / name))
+        design = cases[name][0][1]
+        sims = load_record(folder / name)
+        wanted, _ = variants_needed("auto", results[name], sims, bool(design["figure_outputs"]))
         for var in wanted:
             d = folder / f"{name}.{var}"
             d.mkdir(exist_ok=True)
