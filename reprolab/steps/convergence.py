@@ -15,7 +15,7 @@ import os
 from contextlib import contextmanager
 from pathlib import Path
 
-from reprolab.fileio import atomic_write_json, read_json
+from reprolab.fileio import atomic_write_json, read_json, sha256_file
 from reprolab.physics import convergence as conv_mod
 from reprolab.physics import thresholds as th
 from reprolab.physics.lint import PML_SCALE_ENV, RESOLUTION_SCALE_ENV
@@ -137,17 +137,21 @@ def run_variant(run, name, design, script: Path, plan_path, stage_dir: Path) -> 
     if env not in script.read_text(encoding="utf-8"):
         var["note"] = f"the script ignores {env}: no {name} rerun possible (not run)"
         return var
-    stage = plan_stage(load_plan(plan_path), design.stage_id)
-    with scaled_env(env):
-        rerun = stage_run.run_stage(
-            design,
-            stage.runtime_budget_minutes * factor,
-            run.config.get("simulation", {}),
-            script,
-            stage_dir / folder,
-        )
-    # The rerun's own record beside its run folder, for provenance and its log.
-    atomic_write_json(stage_dir / folder / "result.json", rerun)
+    rerun = kept_rerun(stage_dir / folder, script, env)
+    var["reused"] = rerun is not None
+    if rerun is None:
+        stage = plan_stage(load_plan(plan_path), design.stage_id)
+        with scaled_env(env):
+            rerun = stage_run.run_stage(
+                design,
+                stage.runtime_budget_minutes * factor,
+                run.config.get("simulation", {}),
+                script,
+                stage_dir / folder,
+            )
+        rerun.update(script=str(script), script_sha256=sha256_file(script), scale_env={env: "2"})
+        # The rerun's own record beside its run folder, for provenance and its log.
+        atomic_write_json(stage_dir / folder / "result.json", rerun)
     var["runtime_seconds"] = rerun.get("runtime_seconds")
     if rerun.get("failure") or rerun.get("exit_code"):
         var["note"] = f"the {name} rerun failed: {rerun.get('failure') or rerun['exit_code']}"
@@ -162,6 +166,18 @@ def run_variant(run, name, design, script: Path, plan_path, stage_dir: Path) -> 
     if not var["quantities"]:
         var["note"] = f"{name}: nothing to compare (no reproduced curve, key value or Harminv mode)"
     return var
+
+
+def kept_rerun(folder: Path, script: Path, env: str) -> dict | None:
+    """The rerun kept from an earlier convergence step of the same script (the paper's
+    digitized data or key values changed: recompare, do not rerun); None otherwise."""
+    path = folder / "result.json"
+    if not path.is_file() or not (folder / "run").is_dir():
+        return None
+    kept = read_json(path)
+    same = kept.get("script_sha256") == sha256_file(script) and kept.get("scale_env") == {env: "2"}
+    ok = not (kept.get("failure") or kept.get("exit_code"))
+    return kept if same and ok else None
 
 
 def compare_runs(run, design, run_n: Path, run_v: Path, variant: str) -> list[dict]:

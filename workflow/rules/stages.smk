@@ -149,6 +149,8 @@ rule convergence:
         checks=f"{STAGE_OUT}/checks.json",
         result=f"{STAGE_OUT}/result.json",
         plan=get_plan_kept,
+        # the figure's x grid and key values; a changed one recompares (no rerun)
+        paper=get_figure_data,
     output:
         convergence=f"{STAGE_OUT}/convergence.json",
     log:
