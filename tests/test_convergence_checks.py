@@ -9,6 +9,7 @@ needs no rerun, or a script that cannot be rerun, says so and excuses nothing.
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -167,7 +168,7 @@ def test_verdict_reads_convergence_json(tmp_path):
     """The verdict's inputs as verdict.py judges them: a validation failed only by the
     deterministic checks follows the excuse; an agent's own fail stands."""
     path = tmp_path / "convergence.json"
-    path.write_text(__import__("json").dumps(_conv(0.009)))
+    path.write_text(json.dumps(_conv(0.009)))
     checks, validation, note = step.judged_with_convergence(_checks(), _validation("fail"), path)
     assert checks["verdict"] == "warn" and validation["verdict"] == "warning" and note
     _, validation, _ = step.judged_with_convergence(_checks(), _validation("fail", "fail"), path)
@@ -252,3 +253,24 @@ def test_lint_asks_a_resonance_script_for_the_pml_scale():
             c.name: c.status for c in lint.code_findings(code, design, need_resolution_env=need)
         }
         assert found.get("lint:pml_from_env") == expected, (code, found)
+
+
+def test_the_reports_checks_table_shows_the_excuse(tmp_path):
+    """The report judges each stage's checks as its verdict did: an excused resolution
+    is a warn 'excused by convergence', never a fail beside a successful stage."""
+    from types import SimpleNamespace
+
+    from reprolab.report.markdown import checks_section
+    from reprolab.steps.report import judged_checks
+
+    sd = tmp_path / "stages" / "stage1_x"
+    sd.mkdir(parents=True)
+    (sd / "checks.json").write_text(json.dumps({**_checks(), "stage_id": "stage1_x"}))
+    (sd / "convergence.json").write_text(json.dumps(_conv(0.009)))
+    inputs = SimpleNamespace(checks=[str(sd / "checks.json")])
+    alone = "\n".join(checks_section(judged_checks(inputs, {"stage1_x"}), tmp_path))
+    assert "**fail** `built:resolution_ppw`" in alone  # checks.convergence: false
+    inputs.convergence = [str(sd / "convergence.json")]
+    md = "\n".join(checks_section(judged_checks(inputs, {"stage1_x"}), tmp_path))
+    assert "**warn** `built:resolution_ppw`" in md and "excused by convergence" in md
+    assert "**fail**" not in md

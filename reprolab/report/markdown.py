@@ -246,6 +246,7 @@ def checks_section(checks_by_stage: dict, out_dir: Path) -> list[str]:
         notes = "; ".join(
             f"**{x['status']}** `{x['name']}` = {_value(x['value'])} "
             f"({x['threshold'] or x['detail'][:80]})"
+            + (f", excused by {x['excused_by']}" if x.get("excused_by") else "")
             for x in bad
         )
         if c.get("diagnosis"):

@@ -89,10 +89,10 @@ def run_convergence(run, design_path, code_json, plan_path, out_json) -> None:
     from agents.simulation_designer import SimulationDesign
     from reprolab.steps.blocking import passed_on_block
 
-    if passed_on_block(run, out_json, design_path):
+    stage_dir = Path(out_json).parent
+    if passed_on_block(run, out_json, design_path, stage_dir / "result.json"):
         return
     design = SimulationDesign.model_validate(read_json(design_path)["output"])
-    stage_dir = Path(out_json).parent
     record = read_json(stage_dir / "result.json")
     checks = read_json(stage_dir / "checks.json")
     pol = policy(run.config)
