@@ -156,5 +156,7 @@ rule convergence:
     log:
         f"{STAGE_OUT}/logs/convergence.log",
     localrule: True
+    # A rerun starts the stage's job again: its ranks count against --cores too.
+    threads: simulate_threads
     script:
         "../scripts/convergence.py"
