@@ -133,7 +133,7 @@ def test_default_policy_on_the_example(offline_example_run):
         assert ppw["value"] >= th.PPW_AS_BUILT.warn
         assert conv["policy"] == "auto" and conv["status"] == "not_needed", conv
         assert conv["quantities"] == [] and conv["extra_meep_seconds"] == 0
-        assert f"as built {ppw['value']:g} pixels per wavelength" in conv["reason"]
+        assert f"as built {ppw['value']:.4g} pixels per wavelength (>= 15)" in conv["reason"]
         assert not (sd / "convergence_2x").exists() and not (sd / "convergence_pml2x").exists()
         seen += 1
     assert seen == 3

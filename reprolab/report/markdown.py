@@ -310,10 +310,9 @@ def convergence_section(out_dir: Path) -> list[str]:
         said = conv.get("note") or conv.get("reason") or ""
         extra = conv.get("extra_meep_seconds")
         cost = f"; {extra:.1f} extra Meep seconds" if extra else ""
-        md.append(
-            f"| {sid} | – | – | – | – | – | – | {conv.get('status', '')}"
-            f"{': ' + said if said else ''}{cost} |"
-        )
+        status = conv.get("status", "")
+        said = said if said.startswith("not needed") else f"{status}: {said}" if said else status
+        md.append(f"| {sid} | – | – | – | – | – | – | {said}{cost} |")
     md += [
         "",
         f"`checks.convergence`: auto reruns a stage under {th.PPW_AS_BUILT.warn:g} pixels per "

@@ -55,11 +55,12 @@ def variants_needed(
     if resonance:
         why.append("a resonance stage (Harminv ran): resolution and PML are varied")
     if pol == "off" or not why:
-        ppw_text = f"{ppw['value']:g} pixels per wavelength" if ppw else "no resolution record"
-        return [], (
-            f"not needed under checks.convergence: {pol} (as built {ppw_text}, "
-            f">= {th.PPW_AS_BUILT.warn:g} or unknown; no Harminv)"
+        ppw_text = (
+            f"as built {ppw['value']:.4g} pixels per wavelength (>= {th.PPW_AS_BUILT.warn:g})"
+            if ppw and ppw.get("value") is not None
+            else "no resolution in the run-time record"
         )
+        return [], f"not needed: {ppw_text}, no Harminv (checks.convergence: {pol})"
     if not curves and not conv_mod.record_modes(sims):
         return [], (
             f"nothing to compare ({'; '.join(why)}): the stage reproduces no figure curve "
