@@ -80,7 +80,9 @@ def main() -> None:
         "# Convergence reruns: cost on the example paper",
         "",
         f"{out['date']}, {out['machine']}, 2 cores shared. The example run to its report "
-        "under each `checks.convergence`; Meep seconds are the records' `runtime_seconds`.",
+        "under each `checks.convergence`; Meep seconds are the records' `runtime_seconds`. "
+        "Other sessions share the cores, so absolute seconds vary; a 2x-resolution rerun "
+        "is about 4x the run in 1D (twice the pixels, twice the steps), 8x in 2D, 16x in 3D.",
         "",
         "| policy | stage | decision | reruns | run s | extra Meep s | quantities | "
         "failed | verdict |",
