@@ -61,7 +61,7 @@ def test_shipped_configs_are_valid(name):
         ("limits.max_code_revisions", "3", "is not of type 'integer'"),
         ("simulation.max_mpi_ranks", 2.5, "is not of type 'integer'"),
         ("provider.cache", "yes", "is not of type 'boolean'"),
-        ("checks.convergence", 1, "is not of type 'boolean'"),
+        ("checks.convergence", 1, "is not one of [True, False, 'auto']"),
         ("gates.auto_approve", "material_checkpoint", "is not of type 'array'"),
         # values outside what is valid
         ("simulation.executor", "kubernetes", "is not one of ['local', 'debug', 'slurm']"),

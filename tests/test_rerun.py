@@ -37,9 +37,12 @@ AFTER_CODE = (
     "compare_figures",
     "analyze",
     "stage_verdict",
+    "convergence",  # checks.convergence: auto (its decision feeds the verdict)
 )
 WHOLE_STAGE = ("design", "generate_code", *AFTER_CODE)
-JUDGE = ("compare_figures", "analyze", "stage_verdict")
+# The convergence step reads the figure's x grid: a changed digitized value recompares
+# (its rerun, if any, is kept: the script did not change).
+JUDGE = ("compare_figures", "analyze", "stage_verdict", "convergence")
 
 
 def snakemake(wd: Path, *extra: str) -> subprocess.CompletedProcess:
@@ -255,6 +258,7 @@ def test_a_changed_digitized_value_reruns_only_that_figures_judgement(done):
         "analysis",
         "verdict",
         "comparison_check",
+        "convergence",
     }
     # Agent calls only for the requests that changed: the judgement of stage 1.
     new = [json.loads(line) for line in (o / "metrics.jsonl").read_text().splitlines()]

@@ -3,9 +3,9 @@
 `thresholds` holds every canonical number (classification bands, check limits);
 `checks` judges a run's record and output files; `lint` reads a design and its
 generated code before anything runs; `compare` measures a reproduced curve
-against the paper's digitized one; `convergence` estimates the error from a 2x
-resolution rerun. To add a check, add it to `checks` (run time) or `lint`
-(static) with its threshold in `thresholds`.
+against the paper's digitized one; `convergence` compares a run with its 2x-resolution
+(and, for resonances, 2x-PML) rerun and judges whether it moved. To add a check,
+add it to `checks` (run time) or `lint` (static) with its threshold in `thresholds`.
 
 May import: the core modules (`reprolab.errors`, `fileio`, `knowledge`) and
 numpy. Never `reprolab.steps`, `jobs`, `gates`, `report` or `agents`: these

@@ -1,81 +1,329 @@
-"""Convergence option: rerun a stage at twice the resolution and estimate the error.
+"""Convergence: compare a stage's run with its reruns at twice the resolution (and, for
+resonances, twice the PML thickness), and judge whether the result moved.
 
-The generated script multiplies its resolution by `REPROLAB_RESOLUTION_SCALE` (the
-lint asks for it when `checks.convergence` is on). The rerun goes through the same
-simulation machinery into `<stage>/convergence_2x/`; the estimate compares feature
-positions and values, not pointwise spectra (PHYSICS_CHECKS.md row 15): for a
-second-order scheme the N run's error is about |q(2N) − q(N)| / 3.
+The generated script multiplies its resolution by `REPROLAB_RESOLUTION_SCALE` and its
+PML thickness by `REPROLAB_PML_SCALE` (the lint asks for both; reprolab.steps.convergence
+decides when a stage is rerun). Compared between the run and a rerun:
+
+- every reproduced curve pointwise on the figure's x grid (the paper's digitized x
+  inside both runs' range; the run's own grid without paper data), relative to the
+  curve's max |y|;
+- its peak/dip positions and heights, and the paper's key values read off it;
+- the Harminv modes of the run-time record: frequency and Q of each mode.
+
+A change larger than `thresholds.CONVERGENCE_FRACTION` of the SUCCESS level of the band
+that classifies the quantity fails (`thresholds.CONVERGENCE_*`). The Richardson estimate
+|q(2N) − q(N)| / 3 of a second-order scheme is reported beside each resolution change.
+`convergence_checks` turns a convergence.json into the `Check`s the verdict judges, and
+`excuse_resolution` lets a converged rerun stand for an under-resolved run.
 """
 
 from __future__ import annotations
 
 import math
-from pathlib import Path
+from dataclasses import asdict
 
 import numpy as np
 
 from reprolab.physics import compare
 from reprolab.physics import thresholds as th
+from reprolab.physics.check import Check
 from reprolab.physics.checks import read_numeric_csv
+from reprolab.physics.record_checks import load_record
+
+RESOLUTION = "resolution_2x"
+PML = "pml_2x"
 
 
 def richardson(q_n: float, q_2n: float) -> tuple[float, float]:
-    """(absolute, relative) estimated discretisation error of the N result."""
+    """(absolute, relative) Richardson estimate |q(2N) − q(N)| / 3 (second order)."""
     err = abs(q_2n - q_n) / th.CONVERGENCE_RICHARDSON_DIVISOR
     return err, err / abs(q_2n) if q_2n else math.inf
 
 
-def pointwise(label: str, xa, ya, xb, yb) -> dict:
-    """Largest change of the curve between N and 2N on the N run's x grid, relative to
-    the curve's max |y|: it fails above a fraction of the classification's own
-    max_abs_rel acceptance (a result that moves that much is not converged)."""
-    diff = compare.resample(xb, yb, xa) - ya
-    scale = float(np.max(np.abs(yb))) or 1.0
-    change = float(np.nanmax(np.abs(diff))) / scale if np.isfinite(diff).any() else math.nan
-    lim = th.CONVERGENCE_POINTWISE
-    status = "fail" if not change <= lim.fail else "warn" if change > lim.warn else "pass"
+def status_of(change: float, lim: th.CheckLimit) -> str:
+    """fail above lim.fail (NaN fails: nothing to show it converged), warn above lim.warn."""
+    return "fail" if not change <= lim.fail else "warn" if change > lim.warn else "pass"
+
+
+def quantity(variant, name, value_n, value_v, change, lim, estimate=None) -> dict:
     return {
-        "name": f"{label} pointwise max change",
-        "value_n": None,
-        "value_2n": None,
-        "error_estimate": change,
+        "variant": variant,
+        "name": name,
+        "value_n": value_n,
+        "value_2n": value_v,
+        "change": change,
         "relative": change,
-        "status": status,
+        "error_estimate": change if estimate is None else estimate,
+        "limit": f"fail > {lim.fail:g}, warn > {lim.warn:g}",
+        "status": status_of(change, lim),
     }
 
 
-def quantities(figure_outputs: list[dict], run_n: Path, run_2n: Path) -> list[dict]:
-    """Feature positions and values of every reproduced curve at N and 2N."""
+def _estimate(variant: str, a: float, b: float) -> float | None:
+    return richardson(a, b)[0] if variant == RESOLUTION else None
+
+
+def pointwise(label: str, xa, ya, xb, yb, x_grid=None, variant: str = RESOLUTION) -> dict:
+    """Largest change of the curve between the run and the rerun on the figure's x grid
+    (the run's grid without one), relative to the curve's max |y|."""
+    lo, hi = max(xa[0], xb[0]), min(xa[-1], xb[-1])
+    grid = np.asarray(x_grid if x_grid is not None else xa, float)
+    grid = grid[(grid >= lo) & (grid <= hi)]
+    if grid.size < 2:
+        grid = xa[(xa >= lo) & (xa <= hi)]
+    diff = compare.resample(xb, yb, grid) - compare.resample(xa, ya, grid)
+    scale = float(np.max(np.abs(yb))) or 1.0
+    change = float(np.nanmax(np.abs(diff))) / scale if np.isfinite(diff).any() else math.nan
+    out = quantity(
+        variant, f"{label} pointwise max change", None, None, change, th.CONVERGENCE_POINTWISE
+    )
+    out["points"] = int(grid.size)
+    return out
+
+
+def feature_quantities(label: str, xa, ya, xb, yb, variant: str = RESOLUTION) -> list[dict]:
+    """Position and height of every peak/dip of the rerun against the nearest of the run."""
+    scale = float(np.max(np.abs(yb))) or 1.0
+    prom = compare.FEATURE_PROMINENCE * (float(np.ptp(yb)) or 1.0)
+    fa, fb = compare.find_features(xa, ya, prom), compare.find_features(xb, yb, prom)
+    out = []
+    for i, f2 in enumerate(fb):
+        same = [f for f in fa if f["kind"] == f2["kind"]]
+        if not same:
+            continue
+        f1 = min(same, key=lambda f: abs(f["x"] - f2["x"]))
+        name = f"{label} {f2['kind']} {i}"
+        shift = abs(f2["x"] - f1["x"]) / abs(f2["x"]) if f2["x"] else math.inf
+        est = _estimate(variant, f1["x"], f2["x"])
+        out.append(
+            quantity(
+                variant, f"{name} position", f1["x"], f2["x"], shift, th.CONVERGENCE_POSITION, est
+            )
+        )
+        height = abs(f2["y"] - f1["y"]) / scale
+        est = _estimate(variant, f1["y"], f2["y"])
+        out.append(
+            quantity(
+                variant, f"{name} height", f1["y"], f2["y"], height, th.CONVERGENCE_HEIGHT, est
+            )
+        )
+    return out
+
+
+def key_value_quantities(label: str, xa, ya, xb, yb, key_values, variant=RESOLUTION) -> list:
+    """The paper's headline numbers (metadata key_values) read off both runs' curves."""
+    out = []
+    for kv in key_values:
+        a, b = compare.key_value(kv, xa, ya)["sim"], compare.key_value(kv, xb, yb)["sim"]
+        if a is None or b is None:
+            continue
+        change = abs(b - a) / abs(b) if b else abs(b - a)
+        est = _estimate(variant, a, b)
+        out.append(
+            quantity(
+                variant,
+                f"{label} key value {kv.get('quantity', kv['kind'])}",
+                a,
+                b,
+                change,
+                th.CONVERGENCE_KEY_VALUE,
+                est,
+            )
+        )
+    return out
+
+
+def curve_quantities(label, a: tuple, b: tuple, x_grid=None, key_values=(), variant=RESOLUTION):
+    """Pointwise, features and key values of one curve: `a` the run's (x, y), `b` the
+    rerun's."""
+    xa, ya = (np.asarray(v, float) for v in a)
+    xb, yb = (np.asarray(v, float) for v in b)
+    oa, ob = np.argsort(xa), np.argsort(xb)
+    xa, ya, xb, yb = xa[oa], ya[oa], xb[ob], yb[ob]
+    return [
+        pointwise(label, xa, ya, xb, yb, x_grid, variant),
+        *feature_quantities(label, xa, ya, xb, yb, variant),
+        *key_value_quantities(label, xa, ya, xb, yb, key_values, variant),
+    ]
+
+
+def compare_folders(
+    figure_outputs: list[dict],
+    run_n,
+    run_v,
+    variant: str = RESOLUTION,
+    *,
+    x_grid=None,
+    key_values=(),
+) -> list[dict]:
+    """Every reproduced curve (pointwise, features, key values) and every Harminv mode
+    (frequency, Q) of the run folder `run_n` against the rerun's `run_v`.
+    `x_grid(figure_output)` gives the paper's x points (None: the run's own grid);
+    `key_values` are the paper's (metadata key_values as dicts)."""
     out = []
     for fo in figure_outputs:
-        try:
-            a, b = read_numeric_csv(run_n / fo["file"]), read_numeric_csv(run_2n / fo["file"])
-            xa, ya = np.asarray(a[fo["x_column"]]), np.asarray(a[fo["y_column"]])
-            xb, yb = np.asarray(b[fo["x_column"]]), np.asarray(b[fo["y_column"]])
-        except (OSError, KeyError, IndexError) as exc:
-            out.append({"name": f"{fo['file']}", "error": str(exc)})
-            continue
-        order_a, order_b = np.argsort(xa), np.argsort(xb)
-        xa, ya, xb, yb = xa[order_a], ya[order_a], xb[order_b], yb[order_b]
-        out.append(pointwise(f"{fo['figure_id']}/{fo['curve_id']}", xa, ya, xb, yb))
-        prom = compare.FEATURE_PROMINENCE * (float(np.ptp(yb)) or 1.0)
-        fa, fb = compare.find_features(xa, ya, prom), compare.find_features(xb, yb, prom)
         label = f"{fo['figure_id']}/{fo['curve_id']}"
-        for i, f2 in enumerate(fb):
-            same = [f for f in fa if f["kind"] == f2["kind"]]
-            if not same:
-                continue
-            f1 = min(same, key=lambda f: abs(f["x"] - f2["x"]))
-            for what, word in (("x", "position"), ("y", "value")):
-                err, rel = richardson(f1[what], f2[what])
-                out.append(
-                    {
-                        "name": f"{label} {f2['kind']} {i} {word}",
-                        "value_n": f1[what],
-                        "value_2n": f2[what],
-                        "error_estimate": err,
-                        "relative": rel,
-                        "status": "warn" if rel > th.CONVERGENCE_TOLERANCE else "pass",
-                    }
-                )
+        try:
+            a, b = read_numeric_csv(run_n / fo["file"]), read_numeric_csv(run_v / fo["file"])
+            xy_a = (a[fo["x_column"]], a[fo["y_column"]])
+            xy_b = (b[fo["x_column"]], b[fo["y_column"]])
+        except (OSError, KeyError, IndexError) as exc:
+            nan = quantity(variant, label, None, None, math.nan, th.CONVERGENCE_POINTWISE)
+            out.append({**nan, "error": str(exc)})
+            continue
+        kvs = [
+            kv
+            for kv in key_values
+            if (kv.get("figure"), kv.get("curve")) == (fo["figure_id"], fo["curve_id"])
+            and kv["kind"] != "other"
+        ]
+        grid = x_grid(fo) if x_grid else None
+        out += curve_quantities(label, xy_a, xy_b, grid, kvs, variant)
+    modes_n = record_modes(load_record(run_n))
+    if modes_n:
+        out += mode_quantities(modes_n, record_modes(load_record(run_v)), variant)
     return out
+
+
+def quantities(figure_outputs: list[dict], run_n, run_2n) -> list[dict]:
+    """The resolution rerun's quantities on the run's own x grid, no key values."""
+    return compare_folders(figure_outputs, run_n, run_2n)
+
+
+def record_modes(sims: list[dict]) -> list[dict]:
+    """Harminv modes of a run-time record (as_built.json's simulations), Q > 0 only."""
+    return [
+        m
+        for s in sims
+        for r in s.get("runs", [])
+        for h in r.get("harminv", [])
+        for m in h.get("modes", [])
+        if m.get("Q") and m["Q"] > 0 and m.get("freq")
+    ]
+
+
+def mode_quantities(modes_n: list[dict], modes_v: list[dict], variant: str) -> list[dict]:
+    """Frequency and Q of each mode of the run against the rerun's nearest mode."""
+    out = []
+    for i, m in enumerate(sorted(modes_n, key=lambda m: m["freq"])):
+        name = f"mode {i} (f = {m['freq']:.5g})"
+        near = min(modes_v, key=lambda v: abs(v["freq"] - m["freq"]), default=None)
+        shift = abs(near["freq"] - m["freq"]) / abs(m["freq"]) if near else math.inf
+        if shift > th.CONVERGENCE_MODE_MATCH:
+            row = quantity(
+                variant, f"{name} frequency", m["freq"], None, shift, th.CONVERGENCE_FREQUENCY
+            )
+            row.update(status="warn", note="no mode of the rerun near it (Harminv)")
+            out.append(row)
+            continue
+        est = _estimate(variant, m["freq"], near["freq"])
+        out.append(
+            quantity(
+                variant,
+                f"{name} frequency",
+                m["freq"],
+                near["freq"],
+                shift,
+                th.CONVERGENCE_FREQUENCY,
+                est,
+            )
+        )
+        dq = abs(near["Q"] - m["Q"]) / m["Q"]
+        out.append(
+            quantity(
+                variant,
+                f"{name} Q",
+                m["Q"],
+                near["Q"],
+                dq,
+                th.CONVERGENCE_Q,
+                _estimate(variant, m["Q"], near["Q"]),
+            )
+        )
+    return out
+
+
+def verdict(quantities: list[dict]) -> str:
+    """converged (nothing failed), not_converged, or not_run (nothing compared)."""
+    if not quantities:
+        return "not_run"
+    return "not_converged" if any(q["status"] == "fail" for q in quantities) else "converged"
+
+
+def convergence_checks(conv: dict) -> list[Check]:
+    """What a convergence.json adds to the stage's checks: one `convergence:<variant>`
+    check per rerun (its worst quantity), failing when any quantity failed."""
+    out = []
+    for var in conv.get("variants", []):
+        qs = var.get("quantities", [])
+        if not var.get("ran"):
+            out.append(Check(f"convergence:{var['id']}", "warn", var.get("note") or "not run"))
+            continue
+        if not qs:
+            out.append(Check(f"convergence:{var['id']}", "warn", "ran; nothing to compare"))
+            continue
+        order = {"pass": 0, "warn": 1, "fail": 2}
+        worst = max(
+            qs,
+            key=lambda q: (
+                order[q["status"]],
+                q["change"] if q["change"] == q["change"] else math.inf,
+            ),
+        )
+        failed = [q["name"] for q in qs if q["status"] == "fail"]
+        out.append(
+            Check(
+                f"convergence:{var['id']}",
+                worst["status"],
+                f"{len(qs)} quantities compared; largest change {worst['name']}: "
+                f"{worst['change']:.3g}" + (f"; failed: {', '.join(failed[:6])}" if failed else ""),
+                round(worst["change"], 6) if worst["change"] == worst["change"] else None,
+                worst["limit"],
+            )
+        )
+    return out
+
+
+def excuse_resolution(checks: list[dict], conv: dict) -> tuple[list[dict], str]:
+    """A failed `built:resolution_ppw` stands unless the resolution rerun ran and
+    converged; then it becomes a warn saying so, with the numbers. Returns the checks
+    and a note for the verdict's reason ('' when nothing was excused)."""
+    res = next((v for v in conv.get("variants", []) if v["id"] == RESOLUTION), None)
+    converged = bool(res and res.get("ran") and verdict(res.get("quantities", [])) == "converged")
+    out, note = [], ""
+    for c in checks:
+        if c["name"] == "built:resolution_ppw" and c["status"] == "fail" and converged:
+            worst = max(res["quantities"], key=lambda q: q["change"])
+            note = (
+                f"under-resolved ({c['value']} pixels per wavelength, fail < "
+                f"{th.PPW_AS_BUILT.fail:g}) but excused by convergence: at 2x resolution "
+                f"{len(res['quantities'])} quantities moved at most {worst['change']:.3g} "
+                f"({worst['name']}, limit {worst['limit']})"
+            )
+            c = {
+                **c,
+                "status": "warn",
+                "detail": f"{c['detail']} [{note}]",
+                "excused_by": "convergence",
+            }
+        out.append(c)
+    return out, note
+
+
+def with_convergence(checks: dict, conv: dict) -> tuple[dict, str]:
+    """A checks.json with the convergence result judged in: its checks added, a failed
+    resolution excused when the resolution rerun converged, the verdict recomputed.
+    Returns it and the note for the stage's reason ('' when there is nothing to say)."""
+    items, note = excuse_resolution(checks.get("checks", []), conv)
+    items = items + [asdict(c) for c in convergence_checks(conv)]
+    unexcused = any(c["name"] == "built:resolution_ppw" and c["status"] == "fail" for c in items)
+    if unexcused and not note:
+        note = (
+            f"under-resolved and not excused by convergence ({conv.get('status')}: "
+            + (conv.get("note") or "a rerun quantity moved beyond its limit")
+            + ")"
+        )
+    statuses = [c["status"] for c in items]
+    verdict = "fail" if "fail" in statuses else "warn" if "warn" in statuses else "pass"
+    return {**checks, "checks": items, "verdict": verdict, "convergence": conv.get("status")}, note

@@ -19,9 +19,10 @@ from pathlib import Path
 
 from reprolab.physics import thresholds as th
 from reprolab.physics.checks import Check, read_numeric_csv
-from reprolab.physics.lint_code import RESOLUTION_SCALE_ENV, code_findings
+from reprolab.physics.lint_code import PML_SCALE_ENV, RESOLUTION_SCALE_ENV, code_findings
 
 __all__ = [
+    "PML_SCALE_ENV",
     "RESOLUTION_SCALE_ENV",
     "code_findings",
     "design_findings",

@@ -4,8 +4,8 @@
 returning its `Check`s (named `lint:<name>`): the normalisation run and incident-field
 subtraction (PHYSICS_CHECKS.md row 6), the stop criterion (row 5), plane-wave sources
 through PML (row 11), resolution and PML as the design has them (rows 7, 9), thin
-dispersive films (row 8, `lint_films`) and the resolution scale read from the
-environment. Constants are resolved by `lint_ast.Consts`.
+dispersive films (row 8, `lint_films`) and the resolution scale (in a Harminv script
+also the PML scale) read from the environment. Constants are resolved by `lint_ast.Consts`.
 """
 
 from __future__ import annotations
@@ -21,6 +21,9 @@ from reprolab.physics.lint_films import _vector, film_findings
 # The environment variable a generated script multiplies its resolution by: 2 for the
 # convergence rerun, the debug factor in quick-check mode. Scripts must read it.
 RESOLUTION_SCALE_ENV = "REPROLAB_RESOLUTION_SCALE"
+# The one its PML thickness is multiplied by: 2 in a resonance stage's convergence rerun
+# (a thin PML's reflection biases Harminv's Q). Scripts that run Harminv must read it.
+PML_SCALE_ENV = "REPROLAB_PML_SCALE"
 
 
 def code_findings(code: str, design: dict, *, need_resolution_env: bool = False) -> list[Check]:
@@ -44,6 +47,7 @@ def code_findings(code: str, design: dict, *, need_resolution_env: bool = False)
         *_pml_findings(tree, consts, res_code, design),
         *film_findings(tree, consts, res_code or design["resolution"]),
         *_resolution_env_findings(tree, consts, design, need_resolution_env),
+        *_pml_env_findings(tree, consts, design, need_resolution_env),
     ]
 
 
@@ -315,5 +319,22 @@ def _resolution_env_findings(
             f"the script does not read {RESOLUTION_SCALE_ENV}; convergence and quick-check "
             f'runs need RESOLUTION = float(os.environ.get("{RESOLUTION_SCALE_ENV}", 1)) * '
             f"{design['resolution']}",
+        )
+    ]
+
+
+def _pml_env_findings(
+    tree: ast.Module, consts: Consts, design: dict, need_env: bool
+) -> list[Check]:
+    """A resonance (Harminv) script's convergence rerun doubles its PML through the env."""
+    if not calls(tree, "Harminv") or not calls(tree, "PML") or PML_SCALE_ENV in consts.env_names:
+        return []
+    return [
+        finding(
+            "pml_from_env",
+            "fail" if need_env else "warn",
+            f"the script runs Harminv but does not read {PML_SCALE_ENV}; the convergence "
+            f'rerun of a resonance needs PML = float(os.environ.get("{PML_SCALE_ENV}", 1)) * '
+            f"{design['pml_thickness']}",
         )
     ]

@@ -131,13 +131,43 @@ PLANE_WAVE_UNIFORMITY = 1.01
 # Symmetry: mirror-symmetric setups (absolute difference), reciprocal stacks |T_fwd - T_bwd|.
 MIRROR_SYMMETRY = 1e-6
 RECIPROCITY = 2e-3
-# Convergence: Richardson estimate |q(2N) - q(N)| / 3 of a second-order scheme, compared
-# with this relative tolerance (peak positions and values, not pointwise spectra).
+# Convergence: Richardson estimate |q(2N) - q(N)| / 3 of a second-order scheme (the
+# error of the 2N result; the N result's is about 4/3 of the change itself), reported.
 CONVERGENCE_RICHARDSON_DIVISOR = 3.0
 CONVERGENCE_TOLERANCE = 0.01
-# Pointwise: largest |y(2N) - y(N)| / max |y| on the figure's x grid; fails above half of
-# the max_abs_rel SUCCESS level (0.08), warns above a quarter.
-CONVERGENCE_POINTWISE = CheckLimit(fail=0.04, warn=0.02)
+# A rerun (resolution x2; for resonance stages also PML x2) that moves a quantity by more
+# than CONVERGENCE_FRACTION of the SUCCESS level of the band that classifies it FAILS the
+# stage (a result that moves that much is not converged enough to be classified); above
+# half of that it warns. Changes are relative like the bands they derive from.
+CONVERGENCE_FRACTION = 0.5
+
+
+def _convergence_limit(band: Band) -> CheckLimit:
+    fail = CONVERGENCE_FRACTION * band.acceptable
+    return CheckLimit(fail=fail, warn=fail / 2)
+
+
+_BANDS = {b.metric: b for b in DISCREPANCY_THRESHOLDS}
+# Pointwise: largest |y(2N) - y(N)| / max |y| on the figure's x grid (max_abs_rel).
+CONVERGENCE_POINTWISE = _convergence_limit(_BANDS["max_abs_rel"])
+# A peak/dip position |x(2N) - x(N)| / |x(2N)|, and a Harminv mode frequency (shift).
+CONVERGENCE_POSITION = _convergence_limit(_BANDS["feature_shift_rel"])
+CONVERGENCE_FREQUENCY = CONVERGENCE_POSITION
+# A peak/dip height |y(2N) - y(N)| / max |y| (feature_height_rel).
+CONVERGENCE_HEIGHT = _convergence_limit(_BANDS["feature_height_rel"])
+# A key value (headline number) read off the curve, relative (KEY_VALUE).
+CONVERGENCE_KEY_VALUE = _convergence_limit(KEY_VALUE)
+# A Harminv Q, relative (feature_width_rel: linewidth, hence Q). Measured on Meep's ring
+# (tests/planted, 10 px/a, 150 time units of Harminv): the Q 1293 mode moves 6.2 % at 2x
+# resolution and 0.7 % at 2x PML (2 a -> 4 a: warn, pass); with a 0.35 a PML it moves
+# 148 % when the PML doubles (fail).
+CONVERGENCE_Q = _convergence_limit(_BANDS["feature_width_rel"])
+# A mode of the N run with no mode of the varied run within this relative frequency is
+# reported as unmatched (warn: Harminv's spurious low-Q modes come and go).
+CONVERGENCE_MODE_MATCH = 0.05
+# checks.convergence: auto reruns a stage whose as-built pixels per wavelength are
+# under PPW_AS_BUILT.warn (it fails under .fail unless converged), and every stage that
+# ran Harminv (resonances: resolution and PML are varied).
 # Debug / quick-check mode: the resolution scale applied to every stage's script.
 DEBUG_RESOLUTION_FACTOR = 0.5
 

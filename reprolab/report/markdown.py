@@ -254,6 +254,7 @@ def checks_section(checks_by_stage: dict, out_dir: Path) -> list[str]:
         notes = "; ".join(
             f"**{x['status']}** `{x['name']}` = {_value(x['value'])} "
             f"({x['threshold'] or x['detail'][:80]})"
+            + (f", excused by {x['excused_by']}" if x.get("excused_by") else "")
             for x in bad
         )
         if c.get("diagnosis"):
@@ -292,6 +293,7 @@ def as_built_table(checks_by_stage: dict) -> list[str]:
 
 
 def convergence_section(out_dir: Path) -> list[str]:
+    """Each stage's convergence decision, its reruns' quantities and statuses."""
     files = [
         p
         for p in sorted(out_dir.glob("stages/*/convergence.json"))
@@ -299,26 +301,35 @@ def convergence_section(out_dir: Path) -> list[str]:
     ]
     if not files:
         return []
-    md = ["## Convergence (rerun at twice the resolution)", ""]
+    md = ["## Convergence (reruns at twice the resolution; resonances also twice the PML)", ""]
     md += table_header(
-        "stage", "quantity", "value at N", "value at 2N", "estimated error (Richardson)", "status"
+        "stage", "rerun", "quantity", "value", "value in the rerun", "change", "limit", "status"
     )
     for path in files:
         conv = read_json(path)
+        sid = conv["stage_id"]
         for q in conv.get("quantities", []):
             md.append(
-                f"| {conv['stage_id']} | {q['name']} | {_fmt(q['value_n'], '.6g')} | "
-                f"{_fmt(q['value_2n'], '.6g')} | {_fmt(q['error_estimate'])} | {q['status']} |"
+                f"| {sid} | {q.get('variant', 'resolution_2x')} | {q['name']} | "
+                f"{_fmt(q['value_n'], '.6g')} | {_fmt(q['value_2n'], '.6g')} | "
+                f"{_fmt(q.get('change', q['error_estimate']))} | {q.get('limit', '')} | "
+                f"{q['status']} |"
             )
-        if conv.get("note"):
-            md.append(f"| {conv['stage_id']} | – | – | – | – | {conv['note']} |")
+        said = conv.get("note") or conv.get("reason") or ""
+        extra = conv.get("extra_meep_seconds")
+        cost = f"; {extra:.1f} extra Meep seconds" if extra else ""
+        status = conv.get("status", "")
+        said = said if said.startswith("not needed") else f"{status}: {said}" if said else status
+        md.append(f"| {sid} | – | – | – | – | – | – | {said}{cost} |")
     md += [
         "",
-        f"Estimated discretisation error of the N run = \\|q(2N) − q(N)\\| / "
-        f"{th.CONVERGENCE_RICHARDSON_DIVISOR:g} (second-order scheme); warn above "
-        f"{th.CONVERGENCE_TOLERANCE:g} relative. The pointwise change of each curve "
-        f"(max \\|y(2N) − y(N)\\| / max \\|y\\|) fails above "
-        f"{th.CONVERGENCE_POINTWISE.fail:g}, warns above {th.CONVERGENCE_POINTWISE.warn:g}.",
+        f"`checks.convergence`: auto reruns a stage under {th.PPW_AS_BUILT.warn:g} pixels per "
+        "wavelength (as built) and every stage that ran Harminv. A change above "
+        f"{th.CONVERGENCE_FRACTION:g} of the SUCCESS level of the band that classifies the "
+        "quantity fails the stage (pointwise: max \\|y(2N) − y(N)\\| / max \\|y\\| on the "
+        f"figure's x grid, fail above {th.CONVERGENCE_POINTWISE.fail:g}; Harminv Q above "
+        f"{th.CONVERGENCE_Q.fail:g}); a run under {th.PPW_AS_BUILT.fail:g} pixels per "
+        "wavelength stands only when its rerun converged.",
         "",
     ]
     return md

@@ -1,51 +1,229 @@
-"""The convergence step: rerun a stage at twice the resolution and estimate the error."""
+"""The convergence step: rerun a stage at twice the resolution (a resonance stage also
+with twice the PML), compare, and let the verdict judge the result.
+
+Policy (`checks.convergence`, README "Convergence"): `auto` (the default) reruns a
+stage whose as-built pixels per wavelength are under `PPW_AS_BUILT.warn` and every
+stage that ran Harminv; `true` reruns every simulation stage; `false` never (then an
+under-resolved run fails, with nothing to excuse it). A stage that needs no rerun, or
+whose script does not read the scale variable, says so in convergence.json: no rerun is
+ever pretended.
+"""
 
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from pathlib import Path
 
-from reprolab.fileio import atomic_write_json, read_json
-from reprolab.physics.convergence import quantities
-from reprolab.physics.lint import RESOLUTION_SCALE_ENV
+from reprolab.fileio import atomic_write_json, read_json, sha256_file
+from reprolab.physics import convergence as conv_mod
+from reprolab.physics import thresholds as th
+from reprolab.physics.lint import PML_SCALE_ENV, RESOLUTION_SCALE_ENV
+from reprolab.physics.record_checks import load_record
+
+# variant: (the variable the script reads, its folder, the rerun's time budget factor)
+VARIANTS = {
+    conv_mod.RESOLUTION: (RESOLUTION_SCALE_ENV, "convergence_2x", 4),  # 1D ~4x, 3D ~16x
+    conv_mod.PML: (PML_SCALE_ENV, "convergence_pml2x", 2),
+}
+
+
+def policy(config: dict) -> str:
+    """`checks.convergence` as a policy: always (true), off (false) or auto."""
+    value = config.get("checks", {}).get("convergence", "auto")
+    return "always" if value is True else "off" if value is False else "auto"
+
+
+def is_resonance(sims: list[dict]) -> bool:
+    return any(r.get("harminv") for s in sims for r in s.get("runs", []))
+
+
+def variants_needed(
+    pol: str, checks: dict, sims: list[dict], curves: bool = True
+) -> tuple[list[str], str]:
+    """(the reruns the policy asks for, why) from the checks and the run-time record;
+    `curves`: the stage reproduces a figure's curve (without one and without Harminv
+    modes a rerun would have nothing to compare, so none is run)."""
+    ppw = next((c for c in checks.get("checks", []) if c["name"] == "built:resolution_ppw"), None)
+    low = ppw is not None and ppw.get("value") is not None and ppw["value"] < th.PPW_AS_BUILT.warn
+    resonance = is_resonance(sims)
+    why = []
+    if pol == "always":
+        why.append("checks.convergence is true")
+    if low:
+        why.append(f"as built {ppw['value']:g} pixels per wavelength < {th.PPW_AS_BUILT.warn:g}")
+    if resonance:
+        why.append("a resonance stage (Harminv ran): resolution and PML are varied")
+    if pol == "off" or not why:
+        ppw_text = (
+            f"as built {ppw['value']:.4g} pixels per wavelength (>= {th.PPW_AS_BUILT.warn:g})"
+            if ppw and ppw.get("value") is not None
+            else "no resolution in the run-time record"
+        )
+        return [], f"not needed: {ppw_text}, no Harminv (checks.convergence: {pol})"
+    if not curves and not conv_mod.record_modes(sims):
+        return [], (
+            f"nothing to compare ({'; '.join(why)}): the stage reproduces no figure curve "
+            "and found no Harminv mode, so no rerun"
+        )
+    return [conv_mod.RESOLUTION] + ([conv_mod.PML] if resonance else []), "; ".join(why)
+
+
+@contextmanager
+def scaled_env(name: str):
+    """The run's environment with one scale variable at 2 (the others at 1)."""
+    saved = {k: os.environ.get(k) for k in (RESOLUTION_SCALE_ENV, PML_SCALE_ENV)}
+    os.environ.update({k: "1" for k in saved})
+    os.environ[name] = "2"
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def run_convergence(run, design_path, code_json, plan_path, out_json) -> None:
-    """The `convergence` rule: the 2x rerun and the estimate (convergence.json)."""
+    """The `convergence` rule: the reruns the policy asks for and their comparison."""
     from agents.simulation_designer import SimulationDesign
-    from reprolab.artifacts import load_plan, plan_stage
-    from reprolab.jobs import stage_run
     from reprolab.steps.blocking import passed_on_block
 
-    if passed_on_block(run, out_json, design_path):
+    stage_dir = Path(out_json).parent
+    if passed_on_block(run, out_json, design_path, stage_dir / "result.json"):
         return
     design = SimulationDesign.model_validate(read_json(design_path)["output"])
-    code = read_json(code_json)["output"]["code"]
-    stage_dir = Path(out_json).parent
-    result = {"stage_id": design.stage_id, "scale": 2, "quantities": [], "note": ""}
-    if RESOLUTION_SCALE_ENV not in code:
-        result["note"] = f"the script ignores {RESOLUTION_SCALE_ENV}: no 2x rerun possible"
-    elif not design.figure_outputs:
-        result["note"] = "the stage reproduces no curve: nothing to compare"
-    else:
-        stage = plan_stage(load_plan(plan_path), design.stage_id)
-        os.environ[RESOLUTION_SCALE_ENV] = "2"
-        record = stage_run.run_stage(
-            design,
-            stage.runtime_budget_minutes * 4,  # 2x resolution: ~4x (1D) to 16x (3D) the time
-            run.config.get("simulation", {}),
-            stage_dir / "simulation.py",
-            stage_dir / "convergence_2x",
-        )
-        # The rerun's own record beside its run folder, for provenance and its log.
-        atomic_write_json(stage_dir / "convergence_2x" / "result.json", record)
-        result["runtime_seconds"] = record.get("runtime_seconds")
-        if record.get("failure") or record.get("exit_code"):
-            result["note"] = f"the 2x rerun failed: {record.get('failure') or record['exit_code']}"
-        else:
-            result["quantities"] = quantities(
-                [fo.model_dump() for fo in design.figure_outputs],
-                stage_dir / "run",
-                stage_dir / "convergence_2x" / "run",
-            )
+    record = read_json(stage_dir / "result.json")
+    checks = read_json(stage_dir / "checks.json")
+    pol = policy(run.config)
+    sims = load_record(stage_dir / "run")
+    names, reason = variants_needed(pol, checks, sims, bool(design.figure_outputs))
+    result = {
+        "stage_id": design.stage_id,
+        "policy": pol,
+        "reason": reason,
+        "scale": 2,
+        "variants": [],
+        "quantities": [],
+        "extra_meep_seconds": 0.0,
+        "run_meep_seconds": record.get("runtime_seconds"),
+        "note": "",
+    }
+    if names and (record.get("failure") or record.get("exit_code")):
+        names, reason = [], "the stage's run failed: nothing converged to compare"
+    if not names:
+        result.update(status="not_needed" if "not needed" in reason else "not_run", note=reason)
+        atomic_write_json(out_json, result)
+        return
+    script = Path(record.get("script") or stage_dir / "simulation.py")
+    for name in names:
+        var = run_variant(run, name, design, script, plan_path, stage_dir)
+        result["variants"].append(var)
+        result["extra_meep_seconds"] += var.get("runtime_seconds") or 0.0
+    result["quantities"] = [q for v in result["variants"] for q in v["quantities"]]
+    result["status"] = conv_mod.verdict(result["quantities"])
+    result["note"] = "; ".join(v["note"] for v in result["variants"] if v["note"])
     atomic_write_json(out_json, result)
+
+
+def run_variant(run, name, design, script: Path, plan_path, stage_dir: Path) -> dict:
+    """One rerun (its record in <folder>/result.json) and its comparison with the run."""
+    from reprolab.artifacts import load_plan, plan_stage
+    from reprolab.jobs import stage_run
+
+    env, folder, factor = VARIANTS[name]
+    var = {"id": name, "env": {env: "2"}, "folder": folder, "ran": False, "quantities": []}
+    var["note"] = ""
+    if env not in script.read_text(encoding="utf-8"):
+        var["note"] = f"the script ignores {env}: no {name} rerun possible (not run)"
+        return var
+    rerun = kept_rerun(stage_dir / folder, script, env)
+    var["reused"] = rerun is not None
+    if rerun is None:
+        stage = plan_stage(load_plan(plan_path), design.stage_id)
+        with scaled_env(env):
+            rerun = stage_run.run_stage(
+                design,
+                stage.runtime_budget_minutes * factor,
+                run.config.get("simulation", {}),
+                script,
+                stage_dir / folder,
+            )
+        rerun.update(script=str(script), script_sha256=sha256_file(script), scale_env={env: "2"})
+        # The rerun's own record beside its run folder, for provenance and its log.
+        atomic_write_json(stage_dir / folder / "result.json", rerun)
+    var["runtime_seconds"] = rerun.get("runtime_seconds")
+    if rerun.get("failure") or rerun.get("exit_code"):
+        var["note"] = f"the {name} rerun failed: {rerun.get('failure') or rerun['exit_code']}"
+        var["quantities"] = [
+            conv_mod.quantity(name, "rerun", None, None, float("nan"), th.CONVERGENCE_POINTWISE)
+        ]
+        return var
+    var["ran"] = True
+    var["quantities"] = compare_runs(
+        run, design, stage_dir / "run", stage_dir / folder / "run", name
+    )
+    if not var["quantities"]:
+        var["note"] = f"{name}: nothing to compare (no reproduced curve, key value or Harminv mode)"
+    return var
+
+
+def kept_rerun(folder: Path, script: Path, env: str) -> dict | None:
+    """The rerun kept from an earlier convergence step of the same script (the paper's
+    digitized data or key values changed: recompare, do not rerun); None otherwise."""
+    path = folder / "result.json"
+    if not path.is_file() or not (folder / "run").is_dir():
+        return None
+    kept = read_json(path)
+    same = kept.get("script_sha256") == sha256_file(script) and kept.get("scale_env") == {env: "2"}
+    ok = not (kept.get("failure") or kept.get("exit_code"))
+    return kept if same and ok else None
+
+
+def compare_runs(run, design, run_n: Path, run_v: Path, variant: str) -> list[dict]:
+    """The run against the rerun: curves on the paper's x grid, the paper's key values,
+    Harminv modes (reprolab.physics.convergence.compare_folders)."""
+
+    def paper_grid(fo: dict):
+        try:
+            return run.paper.curve_data(fo["figure_id"], fo["curve_id"], fo["x_column"])[0]
+        except Exception:  # noqa: BLE001 - no digitized data: the run's own grid
+            return None
+
+    return conv_mod.compare_folders(
+        [fo.model_dump() for fo in design.figure_outputs],
+        run_n,
+        run_v,
+        variant,
+        x_grid=paper_grid,
+        key_values=[kv.model_dump() for kv in getattr(run.paper.meta, "key_values", [])],
+    )
+
+
+def judged_with_convergence(checks: dict, validation: dict | None, conv_path) -> tuple:
+    """(checks, validation, note) as the verdict judges them: the convergence result's
+    checks added, an under-resolved run excused when its rerun converged (a run
+    validation failed only by the deterministic checks follows them)."""
+    if not conv_path or not Path(conv_path).is_file():
+        return checks, validation, ""
+    conv = read_json(conv_path)
+    if conv.get("blocked"):
+        return checks, validation, ""
+    judged, note = conv_mod.with_convergence(checks, conv)
+    if validation and validation.get("verdict") == "fail" and judged["verdict"] != "fail":
+        from reprolab.steps.validate import combined_verdict
+
+        agents = [validation[k]["output"]["verdict"] for k in ("execution", "physics")]
+        if "fail" not in agents:
+            verdict = combined_verdict(judged["verdict"], agents)
+            validation = {**validation, "verdict": verdict, "checks_verdict": judged["verdict"]}
+    return judged, validation, note
+
+
+def deferred_to_convergence(config: dict, failed: list[dict]) -> list[dict]:
+    """The failed checks a code repair should act on: with convergence on, an
+    under-resolved run goes on to its convergence rerun, which decides."""
+    if policy(config) == "off":
+        return failed
+    return [c for c in failed if c["name"] != "built:resolution_ppw"]

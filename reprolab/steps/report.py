@@ -68,12 +68,24 @@ def read_records(inputs) -> RunRecords:
         results={r["stage_id"]: r for r in ran if r["stage_id"] in ran_ids},
         analyses=agent_outputs_by_stage(inputs.analyses),
         designs=agent_outputs_by_stage(inputs.designs),
-        checks_by_stage={
-            c["stage_id"]: c
-            for c in map(read_json, getattr(inputs, "checks", []))
-            if c["stage_id"] in ran_ids
-        },
+        checks_by_stage=judged_checks(inputs, ran_ids),
     )
+
+
+def judged_checks(inputs, ran_ids: set) -> dict[str, dict]:
+    """Each run stage's checks as its verdict judged them: with its convergence result
+    (an under-resolved run its converged rerun excused shows as excused, not failed)."""
+    from reprolab.steps.convergence import judged_with_convergence
+
+    paths = getattr(inputs, "convergence", [])
+    paths = [paths] if isinstance(paths, str) else paths
+    conv = {Path(p).parent.name: p for p in paths}
+    out = {}
+    for path in getattr(inputs, "checks", []):
+        c = read_json(path)
+        if c["stage_id"] in ran_ids:
+            out[c["stage_id"]] = judged_with_convergence(c, None, conv.get(c["stage_id"]))[0]
+    return out
 
 
 def figures_in_plan_order(records: RunRecords) -> list[tuple[str, str, dict]]:

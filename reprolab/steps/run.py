@@ -26,6 +26,7 @@ from reprolab.steps import debug_limits, run_failures
 from reprolab.steps.blocking import block, passed_on_block
 from reprolab.steps.checks import checks_for
 from reprolab.steps.code import code_loop
+from reprolab.steps.convergence import deferred_to_convergence
 
 
 def run_simulation(run, code_json, script, design_path, plan_path, out_result) -> None:
@@ -179,6 +180,7 @@ def repair_needed(run, record, design_art, code_path, stage_dir) -> tuple[str | 
     code = GeneratedCode.model_validate(read_json(code_path)["output"])
     checks = checks_for(run, record, design_art, code, stage_dir / "run")
     failed = [c for c in checks["checks"] if c["status"] == "fail"]
+    failed = deferred_to_convergence(run.config, failed)  # its rerun may excuse it
     if not failed:
         return None, ""
     return "physics", "The run finished but failed these physics checks:\n" + "\n".join(

@@ -24,9 +24,11 @@ def reported_band(design: SimulationDesign, run: PaperRun) -> tuple[float, float
 
 
 def resolution_env_required(run: PaperRun) -> bool:
-    """Convergence reruns and quick-check mode scale the resolution through the env."""
+    """Convergence reruns (checks.convergence not false) and quick-check mode scale the
+    resolution (and a resonance's PML) through the environment."""
     cfg = run.config
-    return bool(cfg.get("checks", {}).get("convergence") or cfg.get("debug", {}).get("enabled"))
+    on = cfg.get("checks", {}).get("convergence", "auto") is not False
+    return bool(on or cfg.get("debug", {}).get("enabled"))
 
 
 def static_findings(design: SimulationDesign, mats: list, code: str | None, run: PaperRun):

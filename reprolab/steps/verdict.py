@@ -22,6 +22,7 @@ from reprolab.physics import thresholds as th
 from reprolab.settings import PaperRun
 from reprolab.steps import eligibility, run_failures
 from reprolab.steps.backtrack import backtrack, replan
+from reprolab.steps.convergence import judged_with_convergence
 
 OK_STATUSES = ("completed_success", "completed_partial")
 
@@ -83,6 +84,7 @@ def stage_verdict(
     validation_path,
     adaptations_path,
     out_verdict,
+    convergence_path=None,
 ):
     """Status decided in code, then the supervisor's verdict, acted on in code."""
     plan = load_plan(plan_path)
@@ -95,7 +97,10 @@ def stage_verdict(
     validation = read_json(validation_path)
     analysis = read_json(analysis_path)
     stage = plan_stage(plan, comparison["stage_id"])
+    # The convergence rerun's result is judged with the checks (it may excuse a resolution).
+    checks, validation, converged = judged_with_convergence(checks, validation, convergence_path)
     status, reason = stage_status(stage, checks, comparison, validation)
+    reason = f"{reason}; {converged}" if converged else reason
     ran = run_failures.failed_run_reason(Path(checks_path).with_name("result.json"))
     if ran and status == "completed_failed":
         reason = f"{ran}; {reason}"  # the cause first: the checks only saw its effects

@@ -2,22 +2,44 @@
 
 `python -m tests.planted.driver DIR...`: in each DIR, runs `sim.py` as `__main__` with
 the run-time recorder installed (as the sandbox's entry point does), its stdout and
-stderr (Meep's C++ output included) in DIR/stdout.txt and DIR/stderr.txt, and its exit
-status in DIR/exit_code.
+stderr (Meep's C++ output included) in DIR/stdout.txt and DIR/stderr.txt, its exit
+status in DIR/exit_code and its wall time in DIR/wall_seconds. A DIR/env.json
+({"NAME": "value"}) sets environment variables for that script only (the convergence
+reruns' REPROLAB_*_SCALE).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import runpy
 import sys
+import time
 import traceback
+from pathlib import Path
 
 from reprolab.physics.as_built import install_as_built_recorder
 
 
 def run_one(folder: str) -> int:
     os.chdir(folder)
+    env_file = Path("env.json")
+    env = json.loads(env_file.read_text()) if env_file.is_file() else {}
+    saved_env = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    start = time.monotonic()
+    try:
+        return _run_here(folder)
+    finally:
+        Path(folder, "wall_seconds").write_text(f"{time.monotonic() - start:.3f}")
+        for k, v in saved_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _run_here(folder: str) -> int:
     install_as_built_recorder(folder)
     saved = os.dup(1), os.dup(2)
     out = os.open("stdout.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)

@@ -32,10 +32,13 @@ def bend_script(*, resolution: int = 10, pml: float = 1.0, normalise: bool = Tru
     code = textwrap.dedent(
         f'''
         """Planted corpus: waveguide bend, T/R normalised by a straight guide."""
+        import os
+
         import meep as mp
         import numpy as np
 
-        RES, DPML, W, PAD = {resolution}, {pml}, 1.0, 2.0
+        RES = float(os.environ.get("REPROLAB_RESOLUTION_SCALE", 1)) * {resolution}
+        DPML, W, PAD = {pml}, 1.0, 2.0
         SX = SY = 2 * (DPML + PAD) + 6.0
         FCEN, DF, NF = 0.15, 0.1, 30
         Y0, X0 = -0.5 * SY + DPML + PAD + 0.5 * W, 0.5 * SX - DPML - PAD - 0.5 * W
@@ -115,10 +118,13 @@ def cylinder_script(*, resolution: int = 10, sca_factor: float = 1.0, abs_sign: 
     code = textwrap.dedent(
         f'''
         """Planted corpus: 2D scattering by a lossy cylinder."""
+        import os
+
         import meep as mp
         import numpy as np
 
-        RES, DPML, R = {resolution}, 1.0, 0.5
+        RES = float(os.environ.get("REPROLAB_RESOLUTION_SCALE", 1)) * {resolution}
+        DPML, R = 1.0, 0.5
         SX = SY = 2 * DPML + 5.0
         FCEN, DF, NF = 0.4, 0.3, 20
         INTEGRATED = True
@@ -184,10 +190,14 @@ def ring_script(*, resolution: int = 10, pml: float = 2.0):
     code = textwrap.dedent(
         f'''
         """Planted corpus: ring resonator, Harminv frequencies and Q."""
+        import os
+
         import meep as mp
         import numpy as np
 
-        N, W, R, PAD, DPML, RES = 3.4, 1.0, 1.0, 2.0, {pml}, {resolution}
+        N, W, R, PAD = 3.4, 1.0, 1.0, 2.0
+        DPML = float(os.environ.get("REPROLAB_PML_SCALE", 1)) * {pml}
+        RES = float(os.environ.get("REPROLAB_RESOLUTION_SCALE", 1)) * {resolution}
         SR = R + W + PAD + DPML
         FCEN, DF = 0.15, 0.1
         geometry = [mp.Cylinder(radius=R + W, material=mp.Medium(index=N)),

@@ -29,7 +29,10 @@ if DEBUG:
     os.environ.update(
         REPROLAB_RESOLUTION_SCALE=str(config["debug"].get("resolution_factor", 0.5))
     )
-CONVERGENCE = config.get("checks", {}).get("convergence", False)
+# checks.convergence: true | auto (the default) | false. Not false: every simulation
+# stage has a convergence step, whose code reruns it when the policy asks
+# (reprolab.steps.convergence), and its verdict judges the result.
+CONVERGENCE = config.get("checks", {}).get("convergence", "auto") is not False
 PAPERS = paper_entries(config)
 OUT = config.get("outputs_dir", "outputs")
 PAPER_OUT = f"{OUT}/{{paper}}"
@@ -302,3 +305,11 @@ def write_partial_reports_on_error(argv):
     from reprolab.steps.campaign import write_index_after_error
 
     write_index_after_error(config)
+
+
+def get_stage_convergence(wildcards):
+    """The stage's convergence.json for its verdict (checks.convergence not false; no
+    material stage): an under-resolved run stands only if its rerun converged."""
+    if not CONVERGENCE or find_stage(wildcards)["stage_type"] == "MATERIAL_VALIDATION":
+        return []
+    return stage_file(wildcards, wildcards.stage, "convergence.json")

@@ -131,6 +131,7 @@ rule stage_verdict:
         analysis=f"{STAGE_OUT}/analysis.json",
         validation=f"{STAGE_OUT}/run_validation.json",
         adaptations=ADAPTATIONS_KEPT,
+        convergence=get_stage_convergence,
     output:
         verdict=f"{STAGE_OUT}/verdict.json",
     log:
@@ -146,11 +147,16 @@ rule convergence:
         code=f"{STAGE_OUT}/code.json",
         script=f"{STAGE_OUT}/simulation.py",
         checks=f"{STAGE_OUT}/checks.json",
+        result=f"{STAGE_OUT}/result.json",
         plan=get_plan_kept,
+        # the figure's x grid and key values; a changed one recompares (no rerun)
+        paper=get_figure_data,
     output:
         convergence=f"{STAGE_OUT}/convergence.json",
     log:
         f"{STAGE_OUT}/logs/convergence.log",
     localrule: True
+    # A rerun starts the stage's job again: its ranks count against --cores too.
+    threads: simulate_threads
     script:
         "../scripts/convergence.py"

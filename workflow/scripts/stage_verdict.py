@@ -11,4 +11,5 @@ with step(snakemake) as run:
         snakemake.input.validation,
         snakemake.input.adaptations,
         snakemake.output.verdict,
+        snakemake.input.get("convergence"),
     )
