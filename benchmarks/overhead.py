@@ -124,8 +124,18 @@ def meep_compute(stage_dir: Path, scratch: Path) -> list[float]:
     return times
 
 
-def sweep_stage(tree: Path, root: Path) -> dict:
-    """The example's sweep stage alone, as the simulate rule runs it under --cores 2."""
+LOCAL_SWEEP = {"executor": "local", "max_mpi_ranks": 2, "max_concurrent_jobs": 8, "job_cores": 2}
+SLURM_SWEEP = {
+    "executor": "slurm",
+    "mpi_launcher": "srun --mpi=pmix -n {ranks}",
+    "max_concurrent_jobs": 2,  # the one node's 2 CPUs, as tests/test_slurm_faults.py
+    "job_name": "reprolab-overhead-sweep",
+}
+
+
+def sweep_stage(tree: Path, root: Path, cfg: dict | None = None) -> dict:
+    """The example's sweep stage alone, as the simulate rule runs it under --cores 2
+    (or on Slurm with `cfg` SLURM_SWEEP): wall, and how many jobs (array tasks) ran it."""
     stage3 = tree / STAGE3.relative_to(REPO)  # the tree's own recordings fit its models
     code = yaml.safe_load((stage3 / "code_generator.a1.yaml").read_text())["output"]["code"]
     root.mkdir(parents=True)
@@ -136,12 +146,14 @@ def sweep_stage(tree: Path, root: Path) -> dict:
         "from reprolab.jobs import stage_run\n"
         f"art = yaml.safe_load(open({str(stage3 / 'simulation_designer.a1.yaml')!r}))\n"
         "design = SimulationDesign.model_validate(art['output'])\n"
-        "cfg = {'executor': 'local', 'max_mpi_ranks': 2, 'max_concurrent_jobs': 8, "
-        "'job_cores': 2}\n"
+        f"cfg = {json.dumps(cfg or LOCAL_SWEEP)!r}\n"
+        "cfg = json.loads(cfg)\n"
         "t = time.perf_counter()\n"
         f"rec = stage_run.run_stage(design, 10, cfg, {str(root / 'simulation.py')!r}, "
         f"__import__('pathlib').Path({str(root / 'stage')!r}))\n"
-        "print(json.dumps({'wall_s': time.perf_counter() - t, 'failure': rec['failure']}))\n"
+        "jobs = len({p['job_id'] for p in rec['points']})\n"
+        "print(json.dumps({'wall_s': time.perf_counter() - t, 'failure': rec['failure'], "
+        "'jobs': jobs}))\n"
     )
     out = subprocess.run(
         [PY, "-c", driver], capture_output=True, text=True, env=env_for(tree), cwd=tree
@@ -150,7 +162,12 @@ def sweep_stage(tree: Path, root: Path) -> dict:
         raise SystemExit(f"sweep stage failed in {tree}:\n{out.stderr[-3000:]}")
     result = json.loads(out.stdout.strip().splitlines()[-1])
     csv = root / "stage/run/pairs_sweep.csv"
-    return {"wall_s": round(result["wall_s"], 2), "failure": result["failure"], "csv": str(csv)}
+    return {
+        "wall_s": round(result["wall_s"], 2),
+        "failure": result["failure"],
+        "jobs": result["jobs"],
+        "csv": str(csv),
+    }
 
 
 def step_startup(tree: Path) -> dict:

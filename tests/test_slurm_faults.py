@@ -2,7 +2,7 @@
 busy cluster and a dropped login session would, end to end on the real
 one-node Slurm. The same run shows how a run goes there: every simulation a
 Slurm job with its ranks (gathered over MPI inside one srun step), the sweep one
-throttled job array, every agent step local. Attacks:
+throttled job array of packed workers, every agent step local. Attacks:
 
 - while the run goes on, a running simulation job is cancelled from outside
   (an admin's `scancel`, a preemption): it must be resubmitted by itself and the
@@ -299,20 +299,23 @@ def test_every_simulation_ran_as_a_slurm_job_with_its_ranks(attacked):
     assert results(wd)[CANCELLED_STAGE]["mpi_ranks"] == 2
 
 
-def test_sweep_ran_as_one_throttled_job_array(attacked):
+def test_sweep_ran_packed_as_one_throttled_job_array(attacked):
     wd = attacked["wd"]
     sweep = results(wd)[SWEEP_STAGE]
     array_id = sweep["array_job_id"]
     assert array_id and [p["value"] for p in sweep["points"]] == list(range(1, 9))
+    # Packed: one array task per worker (2: max_concurrent_jobs), 4 points each, dealt
+    # round-robin, every point still its own record.
     for i, point in enumerate(sweep["points"]):
         assert point["slurm_env"]["SLURM_ARRAY_JOB_ID"] == array_id
-        assert point["slurm_env"]["SLURM_ARRAY_TASK_ID"] == str(i)
-        assert point["job_id"] == f"{array_id}_{i}"
+        assert point["slurm_env"]["SLURM_ARRAY_TASK_ID"] == str(i % 2)
+        assert point["job_id"] == f"{array_id}_{i % 2}"
     tasks = scontrol_job(array_id)
-    assert len(tasks) == 8
+    assert len(tasks) == 2 < len(sweep["points"])
     assert {t.get("ArrayTaskThrottle") for t in tasks} == {"2"}  # max_concurrent_jobs
-    # Each point gets its share of the 10 min budget: 8 points in 4 waves of 2.
-    assert sweep["timeout_s"] == 150 and {t["TimeLimit"] for t in tasks} == {"00:04:00"}
+    # Each point gets its share of the 10 min budget (8 points in 4 waves of 2); a
+    # worker's time limit holds its 4 points one after another, a minute above.
+    assert sweep["timeout_s"] == 150 and {t["TimeLimit"] for t in tasks} == {"00:11:00"}
     gathered = wd / "outputs" / PAPER / f"stages/{SWEEP_STAGE}/run/pairs_sweep.csv"
     assert len(gathered.read_text().splitlines()) == 9
 
