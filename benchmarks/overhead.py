@@ -21,6 +21,11 @@ this machine, in temporary working directories:
 5. the sandbox per packed worker: bubblewrap's own setup (paid once per worker,
    where it was once per point), from benchmarks/sandbox_overhead.py.
 
+`--sweeps` measures only 2 (locally, and on the one-node Slurm cluster that
+scripts/slurm_up.sh brings up unless --no-slurm: one array task per point in the
+baseline, packed workers now, with the number of array tasks), 3 and 5, and writes
+benchmarks/results/overhead_sweeps.{json,md}.
+
 Numbers, not assertions (the tests never time anything). Other sessions may share
 the machine's cores: the load average at the start and end is recorded.
 """
@@ -48,6 +53,7 @@ import bench  # noqa: E402  (snakemake runs, synthetic papers)
 import sandbox_overhead  # noqa: E402
 
 PY = sys.executable
+DEFAULT_OUT = str(REPO / "benchmarks/results/overhead")
 STAGE3 = REPO / "examples/papers/silica_bragg_2026/recordings/stage3_pairs_sweep"
 STEP_MODULES = "plan design code run checks validate compare analyze verdict material report"
 
@@ -152,6 +158,7 @@ def sweep_stage(tree: Path, root: Path, cfg: dict | None = None) -> dict:
         f"rec = stage_run.run_stage(design, 10, cfg, {str(root / 'simulation.py')!r}, "
         f"__import__('pathlib').Path({str(root / 'stage')!r}))\n"
         "jobs = len({p['job_id'] for p in rec['points']})\n"
+        f"open({str(root / 'stage/result.json')!r}, 'w').write(json.dumps(rec))\n"
         "print(json.dumps({'wall_s': time.perf_counter() - t, 'failure': rec['failure'], "
         "'jobs': jobs}))\n"
     )
@@ -167,6 +174,7 @@ def sweep_stage(tree: Path, root: Path, cfg: dict | None = None) -> dict:
         "failure": result["failure"],
         "jobs": result["jobs"],
         "csv": str(csv),
+        "stage_dir": str(root / "stage"),
     }
 
 
@@ -230,6 +238,116 @@ def measure(trees: dict[str, Path], root: Path) -> dict:
     return out
 
 
+def measure_sweeps(trees: dict[str, Path], root: Path, slurm: bool) -> dict:
+    """The sweep stage locally and (with `slurm`) on the one-node Slurm cluster, each
+    tree twice, alternating, the faster kept; then per-step start-up."""
+    out: dict = {name: {} for name in trees}
+    kinds = [("sweep_stage", None)] + ([("slurm_sweep_stage", SLURM_SWEEP)] if slurm else [])
+    for key, cfg in kinds:
+        for attempt in range(2):
+            for name, tree in trees.items():
+                got = sweep_stage(tree, root / name / f"{key}{attempt}", cfg)
+                print(name, key, json.dumps(got), flush=True)
+                best = out[name].get(key)
+                if best is None or got["wall_s"] < best["wall_s"]:
+                    out[name][key] = got
+    for name, tree in trees.items():
+        out[name]["step_startup"] = step_startup(tree)
+        print(name, json.dumps(out[name]["step_startup"]), flush=True)
+    return out
+
+
+def sweeps_main(args, trees: dict[str, Path], result: dict, tmp: Path) -> None:
+    """`--sweeps`: only the sweep stage (local, and on Slurm unless --no-slurm), per-step
+    start-up and the sandbox per worker; written to benchmarks/results/overhead_sweeps."""
+    slurm_user = None
+    if args.slurm:
+        slurm_user = str(os.getpid())
+        up = ["bash", str(REPO / "scripts/slurm_up.sh"), "/run/reprolab-slurm", slurm_user]
+        subprocess.run(up, check=True, capture_output=True)
+    try:
+        result.update(measure_sweeps(trees, tmp / "runs", args.slurm))
+        meep = meep_compute(Path(result["now"]["sweep_stage"]["stage_dir"]), tmp / "warm")
+        result["sweep_meep_compute_s"] = round(sum(meep), 3)
+        base = result["baseline"]
+        for key in ("sweep_stage", "slurm_sweep_stage"):
+            if key not in base:
+                continue
+            for name in trees:
+                s = result[name][key]
+                s["efficiency_on_meep"] = round(sum(meep) / (s["wall_s"] * 2), 3)
+                s["identical_to_baseline"] = (
+                    Path(s["csv"]).read_bytes() == Path(base[key]["csv"]).read_bytes()
+                )
+            result[f"{key}_wall_ratio"] = round(
+                result["now"][key]["wall_s"] / base[key]["wall_s"], 2
+            )
+        setup = sandbox_overhead.bare_setup_s()
+        result["sandbox_per_worker_s"] = round(setup[1] - setup[0], 4)
+    finally:
+        if slurm_user:
+            down = ["bash", str(REPO / "scripts/slurm_down.sh"), "/run/reprolab-slurm", slurm_user]
+            subprocess.run(down, capture_output=True)
+        result["machine"]["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
+        shutil.rmtree(tmp, ignore_errors=True)
+    out = Path(args.out if args.out != DEFAULT_OUT else DEFAULT_OUT + "_sweeps")
+    bench.atomic_write_text(out.with_suffix(".json"), json.dumps(result, indent=2) + "\n")
+    bench.atomic_write_text(out.with_suffix(".md"), sweeps_markdown(result))
+    print(f"wrote {out.with_suffix('.json')} and {out.with_suffix('.md')}")
+
+
+def sweeps_markdown(r: dict) -> str:
+    b, n, m = r["baseline"], r["now"], r["machine"]
+    rows = []
+    for key, words in (
+        ("sweep_stage", "8-point sweep stage, local (--cores 2)"),
+        ("slurm_sweep_stage", "8-point sweep stage, Slurm (array throttle 2, 2 CPUs)"),
+    ):
+        if key not in b:
+            continue
+        rows += [
+            (f"{words}: wall (s)", b[key]["wall_s"], n[key]["wall_s"]),
+            (f"{words}: jobs (array tasks) for 8 points", b[key]["jobs"], n[key]["jobs"]),
+            (
+                f"{words}: efficiency on Meep compute",
+                *(x[key]["efficiency_on_meep"] for x in (b, n)),
+            ),
+            (f"{words}: CSV identical to the baseline's", True, n[key]["identical_to_baseline"]),
+            (f"{words}: wall now / baseline", "", r[f"{key}_wall_ratio"]),
+        ]
+    rows.append(
+        (
+            "median step start-up: imports (s)",
+            b["step_startup"]["median_s"],
+            n["step_startup"]["median_s"],
+        )
+    )
+    lines = [
+        "# Sweeps and step start-up (benchmarks/overhead.py --sweeps)",
+        "",
+        f"{r['date']} on {m['hostname']}: {m['cpus']} CPUs, Snakemake {m['snakemake']}; "
+        f"load average {m['load_average_at_start']} at the start, "
+        f"{m.get('load_average_at_end')} at the end (other sessions share these cores and "
+        "the Slurm node, so single numbers are noisy; each wall is the faster of two "
+        f"alternating runs). Baseline: revision {r['baseline_rev']}; now: {r['now_rev']}. "
+        "Both measured in this one run.",
+        "",
+        "| measure | baseline | now |",
+        "|---|---|---|",
+        *[f"| {name} | {x} | {y} |" for name, x, y in rows],
+        "",
+        f"Meep compute of the sweep's 8 points, warm re-runs summed: {r['sweep_meep_compute_s']} s "
+        "(efficiency = that / (wall x 2 cores)). Sandbox per packed worker (bubblewrap's own "
+        "setup, once per worker rather than once per point): "
+        f"{r['sandbox_per_worker_s'] * 1000:.0f} ms.",
+        "",
+        "Step start-up per step, now (s): "
+        + ", ".join(f"{k} {v}" for k, v in n["step_startup"]["per_step_s"].items()),
+        "",
+    ]
+    return "\n".join(lines)
+
+
 def unpack(rev: str, into: Path) -> Path:
     into.mkdir(parents=True)
     archive = subprocess.run(
@@ -243,7 +361,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", default="3810876")
     parser.add_argument("--now", default="HEAD", help="a revision (committed work only)")
-    parser.add_argument("--out", default=str(REPO / "benchmarks/results/overhead"))
+    parser.add_argument("--out", default=DEFAULT_OUT)
+    parser.add_argument(
+        "--sweeps",
+        action="store_true",
+        help="only the sweep stage (local and Slurm), step start-up and the sandbox per worker",
+    )
+    parser.add_argument("--no-slurm", dest="slurm", action="store_false")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="reprolab-overhead-"))
     rev = subprocess.run(
@@ -259,6 +383,9 @@ def main() -> None:
         "baseline_rev": args.baseline,
         "now_rev": rev,
     }
+    if args.sweeps:
+        sweeps_main(args, trees, result, tmp)
+        return
     try:
         result.update(measure(trees, tmp / "runs"))
         paper = next((Path(result["now"]["example"]["workdir"]) / "outputs").iterdir())

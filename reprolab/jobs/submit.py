@@ -173,7 +173,12 @@ def executor_for(settings: ClusterSettings, resources: Resources, folder: Path, 
     ex = submitit.AutoExecutor(folder=str(folder), cluster=settings.executor)
     params: dict = {"timeout_min": resources.time_min}
     if settings.executor == "slurm":
-        extra = {"ntasks": resources.ranks, **settings.extra_sbatch}
+        # submitit asks Slurm for USR2 90 s before the time limit (its checkpoint and
+        # requeue, which these jobs do not use). Slurm sends it to the job's steps, the
+        # srun ranks, which it kills (exit 140, taken for the code's fault): seen on a
+        # loaded node. URG's default action is to ignore it; Slurm's TERM at the limit
+        # still stops the job, classified timeout.
+        extra = {"ntasks": resources.ranks, "signal": "URG@90", **settings.extra_sbatch}
         params.update(
             slurm_job_name=settings.job_name,
             slurm_cpus_per_task=1,
