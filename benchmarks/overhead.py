@@ -257,6 +257,71 @@ def measure_sweeps(trees: dict[str, Path], root: Path, slurm: bool) -> dict:
     return out
 
 
+JUDGE_CHAIN = ("checks", "validate", "compare", "analyze", "verdict")
+CHAIN_RULE = """
+rule {name}:
+    input: {inputs}
+    output: {outputs}
+    localrule: True
+    script: "{script}"
+"""
+CHAIN_SCRIPT = (
+    "import reprolab.smk\n"
+    "{imports}\n"
+    "for out in snakemake.output:\n"
+    "    open(out, 'w').write('{{}}')\n"
+)
+
+
+def judge_chain(tree: Path, root: Path) -> dict:
+    """What merging a stage's judge chain into one job would save: a chain of five local
+    `script:` rules, each importing its step's module (reprolab.steps.checks ...
+    verdict) and writing its file, against one rule importing all five and writing the
+    five files; each run forced 3 times, the fastest kept, its no-op run subtracted."""
+    root.mkdir(parents=True)
+    chain, prev = [], "start.txt"
+    for name in JUDGE_CHAIN:
+        (root / f"{name}.py").write_text(
+            CHAIN_SCRIPT.format(imports=f"import reprolab.steps.{name}")
+        )
+        chain.append(
+            CHAIN_RULE.format(
+                name=name, inputs=repr(prev), outputs=repr(f"{name}.json"), script=f"{name}.py"
+            )
+        )
+        prev = f"{name}.json"
+    imports = "\n".join(f"import reprolab.steps.{n}" for n in JUDGE_CHAIN)
+    (root / "merged.py").write_text(CHAIN_SCRIPT.format(imports=imports))
+    merged = CHAIN_RULE.format(
+        name="judge",
+        inputs="'start.txt'",
+        outputs=", ".join(repr(f"m_{n}.json") for n in JUDGE_CHAIN),
+        script="merged.py",
+    )
+    (root / "start.txt").write_text("x")
+    (root / "chain.smk").write_text("\n".join(chain))
+    (root / "merged.smk").write_text(merged)
+    out = {}
+    for kind, target in (("five_jobs", "verdict.json"), ("one_job", "m_verdict.json")):
+        smk = root / ("chain.smk" if kind == "five_jobs" else "merged.smk")
+        cmd = [bench.SNAKEMAKE, "-s", str(smk), "-d", str(root), "--cores", "1", target]
+        walls, noops = [], []
+        for _ in range(3):
+            t = time.perf_counter()
+            subprocess.run([*cmd, "--forceall"], capture_output=True, env=env_for(tree), cwd=root)
+            walls.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            subprocess.run(cmd, capture_output=True, env=env_for(tree), cwd=root)
+            noops.append(time.perf_counter() - t)
+        out[kind] = {
+            "wall_s": round(min(walls), 3),
+            "noop_s": round(min(noops), 3),
+            "jobs_s": round(min(walls) - min(noops), 3),
+        }
+    out["saved_per_stage_s"] = round(out["five_jobs"]["jobs_s"] - out["one_job"]["jobs_s"], 3)
+    return out
+
+
 def sweeps_main(args, trees: dict[str, Path], result: dict, tmp: Path) -> None:
     """`--sweeps`: only the sweep stage (local, and on Slurm unless --no-slurm), per-step
     start-up and the sandbox per worker; written to benchmarks/results/overhead_sweeps."""
@@ -284,6 +349,8 @@ def sweeps_main(args, trees: dict[str, Path], result: dict, tmp: Path) -> None:
             )
         setup = sandbox_overhead.bare_setup_s()
         result["sandbox_per_worker_s"] = round(setup[1] - setup[0], 4)
+        result["judge_chain"] = judge_chain(trees["now"], tmp / "judge")
+        print("judge chain", json.dumps(result["judge_chain"]), flush=True)
     finally:
         if slurm_user:
             down = ["bash", str(REPO / "scripts/slurm_down.sh"), "/run/reprolab-slurm", slurm_user]
@@ -297,7 +364,7 @@ def sweeps_main(args, trees: dict[str, Path], result: dict, tmp: Path) -> None:
 
 
 def sweeps_markdown(r: dict) -> str:
-    b, n, m = r["baseline"], r["now"], r["machine"]
+    b, n, m, j = r["baseline"], r["now"], r["machine"], r["judge_chain"]
     rows = []
     for key, words in (
         ("sweep_stage", "8-point sweep stage, local (--cores 2)"),
@@ -343,6 +410,13 @@ def sweeps_markdown(r: dict) -> str:
         "",
         "Step start-up per step, now (s): "
         + ", ".join(f"{k} {v}" for k, v in n["step_startup"]["per_step_s"].items()),
+        "",
+        "Judge chain (checks, validate, compare, analyze, verdict; each a local `script:` "
+        "job importing its step module) as five jobs against one merged job, jobs' share "
+        "of the wall (forced run minus no-op, fastest of 3): five jobs "
+        f"{j['five_jobs']['jobs_s']} s, "
+        f"one job {j['one_job']['jobs_s']} s: merging would save {j['saved_per_stage_s']} s "
+        "per stage.",
         "",
     ]
     return "\n".join(lines)

@@ -171,8 +171,9 @@ def points_of(points, job, outcome: submit.Outcome, settings, resources, array_i
 
 def run_packed(points: list[SimulationJob], worker_dir: str) -> list[dict]:
     """Executed by the worker's job: every point's raw record, in order. Once the job is
-    told to stop (SIGTERM: Slurm's cancel or time limit; SIGUSR2: submitit's warning
-    before the limit) no further point begins; those left are recorded as not run."""
+    told to stop (SIGTERM: Slurm's cancel or time limit; SIGUSR2: the preemption
+    warning submitit's own jobs use) no further point begins; those left are recorded
+    as not run."""
     ok, why = bwrap.availability()
     if not ok:
         return [launch.unavailable_record(p, why) for p in points]
