@@ -418,6 +418,15 @@ def sweeps_markdown(r: dict) -> str:
         f"one job {j['one_job']['jobs_s']} s: merging would save {j['saved_per_stage_s']} s "
         "per stage.",
         "",
+        "The chain stays five jobs all the same. Snakemake's `group:` is ignored in local "
+        "execution, and every rule here is local. One script per chain would change what "
+        "reruns: only analyze and stage_verdict always run together (verdict's inputs are "
+        "analyze's and its output), and verdict can wait at a gate (supervisor, material "
+        "checkpoint): Snakemake deletes a failed job's outputs, so the analysis would go "
+        "and the rerun would ask the analyzer (an LLM call) again. A merge of more steps "
+        "would rewrite checks.json on a plan or figure-data change, and convergence (real "
+        "simulations) reads checks.json.",
+        "",
     ]
     return "\n".join(lines)
 
