@@ -1,15 +1,19 @@
 """Packed sweeps: a sweep's points run in a few long-lived workers instead of one
 process tree each.
 
-`plan_workers` deals the points to workers (one per core the job was given);
-`run_packed` is what one worker's submitit job runs: one sandbox (bubblewrap,
-the limits and the watchdog of `reprolab.jobs.launch`) around one
-`reprolab.jobs.sweep_worker` process that runs the worker's points one after
+`plan_workers` deals the points to workers: locally one per core the job was given,
+on Slurm `worker_count` of them (from the points' runtime estimate and the limits),
+each one task of a job array (`submit_packed`, `wait_packed`; a waiter that died is
+reattached to by `reattached`). `run_packed` is what one worker's submitit job
+runs: one sandbox (bubblewrap, the limits and the watchdog of `reprolab.jobs.launch`)
+around one `reprolab.jobs.sweep_worker` process that runs the worker's points one after
 another, importing Meep once. Each point gets the record a single run gets
 (`launch.run_job`: exit status, time limit, tails of its own stdout/stderr, its
 outputs, its MPI record). A point that takes the worker down (a crash, a limit
 the watchdog enforces) is recorded with the worker's end, and the points after
-it run in a fresh worker, so one failing point never takes others with it."""
+it run in a fresh worker, so one failing point never takes others with it. A worker
+whose job Slurm cancels or times out starts no further point; the points it finished
+keep their records, the others are recorded as Slurm ended the job (`points_of`)."""
 
 from __future__ import annotations
 
@@ -58,9 +62,9 @@ def worker_command(job: SimulationJob, root: str, plan: Path) -> list[str]:
 
 STOPPED_CODES = (-signal.SIGTERM, 128 + signal.SIGTERM)
 WORKER_MIN_SECONDS = 10.0
-"""Estimated work below which another Slurm worker is not worth its start-up (a job
-start, submitit, bubblewrap and `import meep`: ~2-3 s measured here, see
-benchmarks/results/overhead.md): a worker gets at least this much."""
+"""Estimated work below which another Slurm worker is not worth its start-up (a job's
+submit-to-result overhead, 1.3-2.6 s in benchmarks/results/slurm.md, and `import meep`,
+~0.9 s): a worker gets at least this much."""
 
 
 def worker_count(points: int, est_s: float, timeout_s: float, settings: submit.ClusterSettings):
@@ -74,7 +78,7 @@ def worker_count(points: int, est_s: float, timeout_s: float, settings: submit.C
     while (
         settings.max_job_min
         and n < points
-        and _minutes(math.ceil(points / n), timeout_s) > (settings.max_job_min)
+        and _minutes(math.ceil(points / n), timeout_s) > settings.max_job_min
     ):
         n += 1
     return n

@@ -3,10 +3,11 @@
 `run_stage` is what the `simulate` rule does: refuse the script if the sandbox's
 static checks object (no job is submitted; the reasons go back to code
 regeneration), work out the job's resources from the plan's runtime budget and
-the design's performance estimate, submit one job or, for a sweep, one job
-array on Slurm (a cap on concurrent tasks) or, locally, one packed worker per
-core the rule was given (reprolab.jobs.packed: Meep imported once per worker),
-wait, gather the points' CSV outputs into the stage's run directory, and return
+the design's performance estimate, submit one job or, for a sweep of one-rank
+points, a few packed workers (reprolab.jobs.packed: Meep imported once per worker;
+locally one per core the rule was given, on Slurm one job array task each, as many
+as the estimate and the limits call for; points of several ranks: one array task
+each), wait, gather the points' CSV outputs into the stage's run directory, and return
 the result record. Locally the job keeps within the cores its rule declared
 (`declared_cores`, `local_cap`), so that --cores counts every rank.
 
