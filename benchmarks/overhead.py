@@ -374,7 +374,7 @@ def sweeps_markdown(r: dict) -> str:
             continue
         rows += [
             (f"{words}: wall (s)", b[key]["wall_s"], n[key]["wall_s"]),
-            (f"{words}: jobs (array tasks) for 8 points", b[key]["jobs"], n[key]["jobs"]),
+            (f"{words}: jobs for 8 points (on Slurm: array tasks)", b[key]["jobs"], n[key]["jobs"]),
             (
                 f"{words}: efficiency on Meep compute",
                 *(x[key]["efficiency_on_meep"] for x in (b, n)),
