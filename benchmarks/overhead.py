@@ -21,6 +21,11 @@ this machine, in temporary working directories:
 5. the sandbox per packed worker: bubblewrap's own setup (paid once per worker,
    where it was once per point), from benchmarks/sandbox_overhead.py.
 
+`--sweeps` measures only 2 (locally, and on the one-node Slurm cluster that
+scripts/slurm_up.sh brings up unless --no-slurm: one array task per point in the
+baseline, packed workers now, with the number of array tasks), 3 and 5, and writes
+benchmarks/results/overhead_sweeps.{json,md}.
+
 Numbers, not assertions (the tests never time anything). Other sessions may share
 the machine's cores: the load average at the start and end is recorded.
 """
@@ -48,6 +53,7 @@ import bench  # noqa: E402  (snakemake runs, synthetic papers)
 import sandbox_overhead  # noqa: E402
 
 PY = sys.executable
+DEFAULT_OUT = str(REPO / "benchmarks/results/overhead")
 STAGE3 = REPO / "examples/papers/silica_bragg_2026/recordings/stage3_pairs_sweep"
 STEP_MODULES = "plan design code run checks validate compare analyze verdict material report"
 
@@ -124,8 +130,18 @@ def meep_compute(stage_dir: Path, scratch: Path) -> list[float]:
     return times
 
 
-def sweep_stage(tree: Path, root: Path) -> dict:
-    """The example's sweep stage alone, as the simulate rule runs it under --cores 2."""
+LOCAL_SWEEP = {"executor": "local", "max_mpi_ranks": 2, "max_concurrent_jobs": 8, "job_cores": 2}
+SLURM_SWEEP = {
+    "executor": "slurm",
+    "mpi_launcher": "srun --mpi=pmix -n {ranks}",
+    "max_concurrent_jobs": 2,  # the one node's 2 CPUs, as tests/test_slurm_faults.py
+    "job_name": "reprolab-overhead-sweep",
+}
+
+
+def sweep_stage(tree: Path, root: Path, cfg: dict | None = None) -> dict:
+    """The example's sweep stage alone, as the simulate rule runs it under --cores 2
+    (or on Slurm with `cfg` SLURM_SWEEP): wall, and how many jobs (array tasks) ran it."""
     stage3 = tree / STAGE3.relative_to(REPO)  # the tree's own recordings fit its models
     code = yaml.safe_load((stage3 / "code_generator.a1.yaml").read_text())["output"]["code"]
     root.mkdir(parents=True)
@@ -136,12 +152,15 @@ def sweep_stage(tree: Path, root: Path) -> dict:
         "from reprolab.jobs import stage_run\n"
         f"art = yaml.safe_load(open({str(stage3 / 'simulation_designer.a1.yaml')!r}))\n"
         "design = SimulationDesign.model_validate(art['output'])\n"
-        "cfg = {'executor': 'local', 'max_mpi_ranks': 2, 'max_concurrent_jobs': 8, "
-        "'job_cores': 2}\n"
+        f"cfg = {json.dumps(cfg or LOCAL_SWEEP)!r}\n"
+        "cfg = json.loads(cfg)\n"
         "t = time.perf_counter()\n"
         f"rec = stage_run.run_stage(design, 10, cfg, {str(root / 'simulation.py')!r}, "
         f"__import__('pathlib').Path({str(root / 'stage')!r}))\n"
-        "print(json.dumps({'wall_s': time.perf_counter() - t, 'failure': rec['failure']}))\n"
+        "jobs = len({p['job_id'] for p in rec['points']})\n"
+        f"open({str(root / 'stage/result.json')!r}, 'w').write(json.dumps(rec))\n"
+        "print(json.dumps({'wall_s': time.perf_counter() - t, 'failure': rec['failure'], "
+        "'jobs': jobs}))\n"
     )
     out = subprocess.run(
         [PY, "-c", driver], capture_output=True, text=True, env=env_for(tree), cwd=tree
@@ -150,7 +169,13 @@ def sweep_stage(tree: Path, root: Path) -> dict:
         raise SystemExit(f"sweep stage failed in {tree}:\n{out.stderr[-3000:]}")
     result = json.loads(out.stdout.strip().splitlines()[-1])
     csv = root / "stage/run/pairs_sweep.csv"
-    return {"wall_s": round(result["wall_s"], 2), "failure": result["failure"], "csv": str(csv)}
+    return {
+        "wall_s": round(result["wall_s"], 2),
+        "failure": result["failure"],
+        "jobs": result["jobs"],
+        "csv": str(csv),
+        "stage_dir": str(root / "stage"),
+    }
 
 
 def step_startup(tree: Path) -> dict:
@@ -213,6 +238,199 @@ def measure(trees: dict[str, Path], root: Path) -> dict:
     return out
 
 
+def measure_sweeps(trees: dict[str, Path], root: Path, slurm: bool) -> dict:
+    """The sweep stage locally and (with `slurm`) on the one-node Slurm cluster, each
+    tree twice, alternating, the faster kept; then per-step start-up."""
+    out: dict = {name: {} for name in trees}
+    kinds = [("sweep_stage", None)] + ([("slurm_sweep_stage", SLURM_SWEEP)] if slurm else [])
+    for key, cfg in kinds:
+        for attempt in range(2):
+            for name, tree in trees.items():
+                got = sweep_stage(tree, root / name / f"{key}{attempt}", cfg)
+                print(name, key, json.dumps(got), flush=True)
+                best = out[name].get(key)
+                if best is None or got["wall_s"] < best["wall_s"]:
+                    out[name][key] = got
+    for name, tree in trees.items():
+        out[name]["step_startup"] = step_startup(tree)
+        print(name, json.dumps(out[name]["step_startup"]), flush=True)
+    return out
+
+
+JUDGE_CHAIN = ("checks", "validate", "compare", "analyze", "verdict")
+CHAIN_RULE = """
+rule {name}:
+    input: {inputs}
+    output: {outputs}
+    localrule: True
+    script: "{script}"
+"""
+CHAIN_SCRIPT = (
+    "import reprolab.smk\n"
+    "{imports}\n"
+    "for out in snakemake.output:\n"
+    "    open(out, 'w').write('{{}}')\n"
+)
+
+
+def judge_chain(tree: Path, root: Path) -> dict:
+    """What merging a stage's judge chain into one job would save: a chain of five local
+    `script:` rules, each importing its step's module (reprolab.steps.checks ...
+    verdict) and writing its file, against one rule importing all five and writing the
+    five files; each run forced 3 times, the fastest kept, its no-op run subtracted."""
+    root.mkdir(parents=True)
+    chain, prev = [], "start.txt"
+    for name in JUDGE_CHAIN:
+        (root / f"{name}.py").write_text(
+            CHAIN_SCRIPT.format(imports=f"import reprolab.steps.{name}")
+        )
+        chain.append(
+            CHAIN_RULE.format(
+                name=name, inputs=repr(prev), outputs=repr(f"{name}.json"), script=f"{name}.py"
+            )
+        )
+        prev = f"{name}.json"
+    imports = "\n".join(f"import reprolab.steps.{n}" for n in JUDGE_CHAIN)
+    (root / "merged.py").write_text(CHAIN_SCRIPT.format(imports=imports))
+    merged = CHAIN_RULE.format(
+        name="judge",
+        inputs="'start.txt'",
+        outputs=", ".join(repr(f"m_{n}.json") for n in JUDGE_CHAIN),
+        script="merged.py",
+    )
+    (root / "start.txt").write_text("x")
+    (root / "chain.smk").write_text("\n".join(chain))
+    (root / "merged.smk").write_text(merged)
+    out = {}
+    for kind, target in (("five_jobs", "verdict.json"), ("one_job", "m_verdict.json")):
+        smk = root / ("chain.smk" if kind == "five_jobs" else "merged.smk")
+        cmd = [bench.SNAKEMAKE, "-s", str(smk), "-d", str(root), "--cores", "1", target]
+        walls, noops = [], []
+        for _ in range(3):
+            t = time.perf_counter()
+            subprocess.run([*cmd, "--forceall"], capture_output=True, env=env_for(tree), cwd=root)
+            walls.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            subprocess.run(cmd, capture_output=True, env=env_for(tree), cwd=root)
+            noops.append(time.perf_counter() - t)
+        out[kind] = {
+            "wall_s": round(min(walls), 3),
+            "noop_s": round(min(noops), 3),
+            "jobs_s": round(min(walls) - min(noops), 3),
+        }
+    out["saved_per_stage_s"] = round(out["five_jobs"]["jobs_s"] - out["one_job"]["jobs_s"], 3)
+    return out
+
+
+def sweeps_main(args, trees: dict[str, Path], result: dict, tmp: Path) -> None:
+    """`--sweeps`: only the sweep stage (local, and on Slurm unless --no-slurm), per-step
+    start-up and the sandbox per worker; written to benchmarks/results/overhead_sweeps."""
+    slurm_user = None
+    if args.slurm:
+        slurm_user = str(os.getpid())
+        up = ["bash", str(REPO / "scripts/slurm_up.sh"), "/run/reprolab-slurm", slurm_user]
+        subprocess.run(up, check=True, capture_output=True)
+    try:
+        result.update(measure_sweeps(trees, tmp / "runs", args.slurm))
+        meep = meep_compute(Path(result["now"]["sweep_stage"]["stage_dir"]), tmp / "warm")
+        result["sweep_meep_compute_s"] = round(sum(meep), 3)
+        base = result["baseline"]
+        for key in ("sweep_stage", "slurm_sweep_stage"):
+            if key not in base:
+                continue
+            for name in trees:
+                s = result[name][key]
+                s["efficiency_on_meep"] = round(sum(meep) / (s["wall_s"] * 2), 3)
+                s["identical_to_baseline"] = (
+                    Path(s["csv"]).read_bytes() == Path(base[key]["csv"]).read_bytes()
+                )
+            result[f"{key}_wall_ratio"] = round(
+                result["now"][key]["wall_s"] / base[key]["wall_s"], 2
+            )
+        setup = sandbox_overhead.bare_setup_s()
+        result["sandbox_per_worker_s"] = round(setup[1] - setup[0], 4)
+        result["judge_chain"] = judge_chain(trees["now"], tmp / "judge")
+        print("judge chain", json.dumps(result["judge_chain"]), flush=True)
+    finally:
+        if slurm_user:
+            down = ["bash", str(REPO / "scripts/slurm_down.sh"), "/run/reprolab-slurm", slurm_user]
+            subprocess.run(down, capture_output=True)
+        result["machine"]["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
+        shutil.rmtree(tmp, ignore_errors=True)
+    out = Path(args.out if args.out != DEFAULT_OUT else DEFAULT_OUT + "_sweeps")
+    bench.atomic_write_text(out.with_suffix(".json"), json.dumps(result, indent=2) + "\n")
+    bench.atomic_write_text(out.with_suffix(".md"), sweeps_markdown(result))
+    print(f"wrote {out.with_suffix('.json')} and {out.with_suffix('.md')}")
+
+
+def sweeps_markdown(r: dict) -> str:
+    b, n, m, j = r["baseline"], r["now"], r["machine"], r["judge_chain"]
+    rows = []
+    for key, words in (
+        ("sweep_stage", "8-point sweep stage, local (--cores 2)"),
+        ("slurm_sweep_stage", "8-point sweep stage, Slurm (array throttle 2, 2 CPUs)"),
+    ):
+        if key not in b:
+            continue
+        rows += [
+            (f"{words}: wall (s)", b[key]["wall_s"], n[key]["wall_s"]),
+            (f"{words}: jobs for 8 points (on Slurm: array tasks)", b[key]["jobs"], n[key]["jobs"]),
+            (
+                f"{words}: efficiency on Meep compute",
+                *(x[key]["efficiency_on_meep"] for x in (b, n)),
+            ),
+            (f"{words}: CSV identical to the baseline's", True, n[key]["identical_to_baseline"]),
+            (f"{words}: wall now / baseline", "", r[f"{key}_wall_ratio"]),
+        ]
+    rows.append(
+        (
+            "median step start-up: imports (s)",
+            b["step_startup"]["median_s"],
+            n["step_startup"]["median_s"],
+        )
+    )
+    lines = [
+        "# Sweeps and step start-up (benchmarks/overhead.py --sweeps)",
+        "",
+        f"{r['date']} on {m['hostname']}: {m['cpus']} CPUs, Snakemake {m['snakemake']}; "
+        f"load average {m['load_average_at_start']} at the start, "
+        f"{m.get('load_average_at_end')} at the end (other sessions share these cores and "
+        "the Slurm node, so single numbers are noisy; each wall is the faster of two "
+        f"alternating runs). Baseline: revision {r['baseline_rev']}; now: {r['now_rev']}. "
+        "Both measured in this one run.",
+        "",
+        "| measure | baseline | now |",
+        "|---|---|---|",
+        *[f"| {name} | {x} | {y} |" for name, x, y in rows],
+        "",
+        f"Meep compute of the sweep's 8 points, warm re-runs summed: {r['sweep_meep_compute_s']} s "
+        "(efficiency = that / (wall x 2 cores)). Sandbox per packed worker (bubblewrap's own "
+        "setup, once per worker rather than once per point): "
+        f"{r['sandbox_per_worker_s'] * 1000:.0f} ms.",
+        "",
+        "Step start-up per step, now (s): "
+        + ", ".join(f"{k} {v}" for k, v in n["step_startup"]["per_step_s"].items()),
+        "",
+        "Judge chain (checks, validate, compare, analyze, verdict; each a local `script:` "
+        "job importing its step module) as five jobs against one merged job, jobs' share "
+        "of the wall (forced run minus no-op, fastest of 3): five jobs "
+        f"{j['five_jobs']['jobs_s']} s, "
+        f"one job {j['one_job']['jobs_s']} s: merging would save {j['saved_per_stage_s']} s "
+        "per stage.",
+        "",
+        "The chain stays five jobs all the same. Snakemake's `group:` is ignored in local "
+        "execution, and every rule here is local. One script per chain would change what "
+        "reruns: only analyze and stage_verdict always run together (verdict's inputs are "
+        "analyze's and its output), and verdict can wait at a gate (supervisor, material "
+        "checkpoint): Snakemake deletes a failed job's outputs, so the analysis would go "
+        "and the rerun would ask the analyzer (an LLM call) again. A merge of more steps "
+        "would rewrite checks.json on a plan or figure-data change, and convergence (real "
+        "simulations) reads checks.json.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
 def unpack(rev: str, into: Path) -> Path:
     into.mkdir(parents=True)
     archive = subprocess.run(
@@ -226,7 +444,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", default="3810876")
     parser.add_argument("--now", default="HEAD", help="a revision (committed work only)")
-    parser.add_argument("--out", default=str(REPO / "benchmarks/results/overhead"))
+    parser.add_argument("--out", default=DEFAULT_OUT)
+    parser.add_argument(
+        "--sweeps",
+        action="store_true",
+        help="only the sweep stage (local and Slurm), step start-up and the sandbox per worker",
+    )
+    parser.add_argument("--no-slurm", dest="slurm", action="store_false")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="reprolab-overhead-"))
     rev = subprocess.run(
@@ -242,6 +466,9 @@ def main() -> None:
         "baseline_rev": args.baseline,
         "now_rev": rev,
     }
+    if args.sweeps:
+        sweeps_main(args, trees, result, tmp)
+        return
     try:
         result.update(measure(trees, tmp / "runs"))
         paper = next((Path(result["now"]["example"]["workdir"]) / "outputs").iterdir())

@@ -133,3 +133,20 @@ def test_points_are_dealt_round_robin():
     assert packed.plan_workers(list(range(8)), 2) == [[0, 2, 4, 6], [1, 3, 5, 7]]
     assert packed.plan_workers(list(range(3)), 8) == [[0], [1], [2]]
     assert sys.executable  # the workers run this interpreter
+
+
+def test_slurm_workers_follow_the_estimate_and_the_limits():
+    from reprolab.jobs.submit import ClusterSettings
+
+    def count(points, est, slots, timeout_s=150, max_job_min=0):
+        settings = ClusterSettings(executor="slurm", max_concurrent=slots, max_job_min=max_job_min)
+        return packed.worker_count(points, est, timeout_s, settings)
+
+    assert count(8, 5, 2) == 2  # the array throttle
+    assert count(8, 5, 8) == 4  # 40 s of work: 10 s a worker at least
+    assert count(8, 0.5, 8) == 1  # not worth a second worker's start-up
+    assert count(8, 100, 8) == 8 and count(3, 100, 8) == 3  # never more than the points
+    # A worker runs its points one after another: 4 x 150 s is 11 min, over a 6 min
+    # MaxTime; 4 workers of 2 points ask for 6 min each.
+    assert count(8, 5, 2, max_job_min=6) == 4
+    assert count(8, 5, 2, timeout_s=600, max_job_min=6) == 8  # one point a task at most

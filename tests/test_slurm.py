@@ -231,3 +231,14 @@ def test_tasks_slurm_cannot_start_are_a_launch_failure_not_a_success(slurm_clust
     assert failure["action"] == "resubmit"
     assert "launch" in failure["summary"]  # srun's own words
     assert "never runs" not in record["stdout_tail"]
+
+
+def test_ranks_get_no_signal_that_kills_them_before_the_time_limit(tmp_path):
+    # submitit asks for USR2 90 s before the limit; Slurm sends it to the srun ranks,
+    # which it kills (seen: "srun: error: vm: tasks 0-1: User defined signal 2", exit
+    # 140, taken for the code's fault). The job asks for URG, ignored by default.
+    from reprolab.jobs.submit import executor_for
+
+    ex = executor_for(ClusterSettings(executor="slurm"), Resources(2, 512, 3), tmp_path, 1)
+    text = ex._executor._make_submission_file_text("true", "0")
+    assert "#SBATCH --signal=URG@90" in text and "USR2" not in text, text

@@ -183,11 +183,14 @@ def test_a_killed_driver_is_reattached_to_and_no_point_runs_twice(tmp_path):
     cfg = {"executor": "slurm", "mpi_launcher": SRUN, "job_name": name, "max_concurrent_jobs": 3}
     record = stage_run.run_stage(sweep, 2, cfg, script, stage)
     assert record["failure"] is None, record["failure"]
-    assert [p["job_id"] for p in record["points"]] == job_ids
+    # Packed: 3 points x 5 s estimated make 2 workers (array tasks), dealt round-robin.
+    assert [p["job_id"] for p in record["points"]] == [job_ids[0], job_ids[1], job_ids[0]]
     assert all(p["value"] == v for p, v in zip(record["points"], [1, 2, 3], strict=True))
-    # One array of three tasks ever existed under this name: no point ran twice.
+    for i in range(3):
+        assert json.loads((stage / f"run/points/p{i:03d}/.point.json").read_text())["reattached"]
+    # One array of two tasks ever existed under this name: no point ran twice.
     tasks = jobs_named(name)
-    assert len(tasks) == 3, tasks
+    assert len(tasks) == 2 == len(job_ids), tasks
     assert {
         settled(t["JobId"] if "_" in t["JobId"] else f"{t['ArrayJobId']}_{t['ArrayTaskId']}")
         for t in tasks

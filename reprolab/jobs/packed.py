@@ -1,27 +1,36 @@
 """Packed sweeps: a sweep's points run in a few long-lived workers instead of one
 process tree each.
 
-`plan_workers` deals the points to workers (one per core the job was given);
-`run_packed` is what one worker's submitit job runs: one sandbox (bubblewrap,
-the limits and the watchdog of `reprolab.jobs.launch`) around one
-`reprolab.jobs.sweep_worker` process that runs the worker's points one after
+`plan_workers` deals the points to workers: locally one per core the job was given,
+on Slurm `worker_count` of them (from the points' runtime estimate and the limits),
+each one task of a job array (`submit_packed`, `wait_packed`; a waiter that died is
+reattached to by `reattached`). `run_packed` is what one worker's submitit job
+runs: one sandbox (bubblewrap, the limits and the watchdog of `reprolab.jobs.launch`)
+around one `reprolab.jobs.sweep_worker` process that runs the worker's points one after
 another, importing Meep once. Each point gets the record a single run gets
 (`launch.run_job`: exit status, time limit, tails of its own stdout/stderr, its
 outputs, its MPI record). A point that takes the worker down (a crash, a limit
 the watchdog enforces) is recorded with the worker's end, and the points after
-it run in a fresh worker, so one failing point never takes others with it."""
+it run in a fresh worker, so one failing point never takes others with it. A worker
+whose job Slurm cancels or times out starts no further point; the points it finished
+keep their records, the others are recorded as Slurm ended the job (`points_of`)."""
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
 import shutil
+import signal
 import time
 from dataclasses import replace
 from pathlib import Path
 
+from submitit.core.utils import FailedJobError, FailedSubmissionError
+
 from reprolab.fileio import atomic_write_json
 from reprolab.jobs import bwrap, launch, limits, submit
-from reprolab.jobs.failures import classify_failure
+from reprolab.jobs.failures import classify_failure, failure
 from reprolab.jobs.launch import SimulationJob
 from reprolab.jobs.sweep_worker import CURRENT_FILE, EXIT_FILE
 
@@ -51,6 +60,35 @@ def worker_command(job: SimulationJob, root: str, plan: Path) -> list[str]:
     return [*box[:at], "--bind", root, root, *box[at:]]
 
 
+STOPPED_CODES = (-signal.SIGTERM, 128 + signal.SIGTERM)
+WORKER_MIN_SECONDS = 10.0
+"""Estimated work below which another Slurm worker is not worth its start-up (a job's
+submit-to-result overhead, 1.3-2.6 s in benchmarks/results/slurm.md, and `import meep`,
+~0.9 s): a worker gets at least this much."""
+
+
+def worker_count(points: int, est_s: float, timeout_s: float, settings: submit.ClusterSettings):
+    """How many Slurm workers (array tasks) a sweep of `points` gets: no more than run
+    at once (max_concurrent_jobs) nor than the points; fewer while the points'
+    estimated runtime (`est_s` each) gives a worker under WORKER_MIN_SECONDS of work;
+    more (up to one per point) while a worker's points, each allowed `timeout_s`,
+    would ask for more than simulation.slurm.max_job_minutes."""
+    top = max(1, min(settings.max_concurrent, points))
+    n = max(1, min(top, math.ceil(points * max(0.0, est_s) / WORKER_MIN_SECONDS)))
+    while (
+        settings.max_job_min
+        and n < points
+        and _minutes(math.ceil(points / n), timeout_s) > settings.max_job_min
+    ):
+        n += 1
+    return n
+
+
+def _minutes(points: int, timeout_s: float) -> int:
+    """A worker's time limit: its points one after another, a minute above."""
+    return math.ceil(points * timeout_s / 60) + 1
+
+
 def submit_packed(
     workers: list[list[SimulationJob]],
     worker_dirs: list[str],
@@ -58,45 +96,144 @@ def submit_packed(
     resources: submit.Resources,
     log_folder: str | Path,
 ) -> list[list[dict]]:
-    """Local executors: one job per worker, all at once (reprolab.jobs.packed), each
-    running its points one after another; every point's record, per worker."""
-    longest = max(sum(p.timeout_s for p in pts) for pts in workers)
-    # submitit's own limit covers the worker's points together, not one point's.
-    whole = replace(resources, time_min=math.ceil(longest / 60) + 1)
-    ex = submit.executor_for(settings, whole, Path(log_folder), len(workers))
+    """One job per worker, all at once (locally) or one job array with a task per
+    worker (Slurm), each running its points one after another; every point's record,
+    per worker."""
+    folder = Path(log_folder)
+    # The scheduler's limit covers the worker's points together, not one point's.
+    longest = max(len(pts) for pts in workers)
+    whole = replace(
+        resources, time_min=_minutes(longest, max(p.timeout_s for w in workers for p in w))
+    )
+    ex = submit.executor_for(settings, whole, folder, len(workers))
+    if settings.executor == "slurm":
+        try:
+            running = ex.map_array(run_packed, workers, worker_dirs)
+        except (FailedJobError, FailedSubmissionError, OSError) as exc:
+            words = " ".join(str(exc).replace("sbatch: error:", "").split())
+            refused = submit.Outcome(None, {}, "", failure("submission_refused", words, str(exc)))
+            return [
+                [submit._finish(p, None, refused, settings, whole, None) for p in pts]
+                for pts in workers
+            ]
+        points = [p for pts in workers for p in pts]
+        sizes = [len(pts) for pts in workers]
+        submit.record_submission(folder, points, running, whole, workers=sizes)
+        return wait_packed(workers, running, settings, whole, folder)
     running = [ex.submit(run_packed, pts, d) for pts, d in zip(workers, worker_dirs, strict=True)]
     wait = submit.FIRST_POLL_S
     while not all(job.done() for job in running):
         wait = submit._pause(wait, settings)
-    found = []
-    for pts, job in zip(workers, running, strict=True):
-        outcome = submit._collect(job, {})
-        recs = outcome.record or [None] * len(pts)
-        found.append(
-            [
-                submit._finish(
-                    sim, job, submit.Outcome(rec, {}, outcome.error), settings, whole, None
-                )
-                for sim, rec in zip(pts, recs, strict=True)
-            ]
+    outcomes = [submit._collect(job, {}) for job in running]
+    return [
+        points_of(pts, job, out, settings, whole, None)
+        for pts, job, out in zip(workers, running, outcomes, strict=True)
+    ]
+
+
+def wait_packed(workers, running, settings, resources, folder: Path) -> list[list[dict]]:
+    """Wait for the workers' Slurm jobs (a fresh submission, or one a waiter that died
+    left behind); every point's record, per worker."""
+    outcomes, array_id = submit.wait_submitted(running, settings, folder)
+    return [
+        points_of(pts, job, out, settings, resources, array_id)
+        for pts, job, out in zip(workers, running, outcomes, strict=True)
+    ]
+
+
+def reattached(sims, jobs, sizes, settings, resources, folder: Path) -> list[tuple]:
+    """(point, record) for each point of a packed submission a waiter that died left
+    behind (`sizes`: how many points each job runs, in order)."""
+    cuts = [sum(sizes[:k]) for k in range(len(sizes) + 1)]
+    workers = [sims[a:b] for a, b in zip(cuts, cuts[1:], strict=False)]
+    found = wait_packed(workers, jobs, settings, resources, folder)
+    return [
+        (sim, {**rec, "sandbox": {**(rec.get("sandbox") or {}), "worker": k}})
+        for k, (pts, recs) in enumerate(zip(workers, found, strict=True))
+        for sim, rec in zip(pts, recs, strict=True)
+    ]
+
+
+def points_of(points, job, outcome: submit.Outcome, settings, resources, array_id) -> list:
+    """Each point's record from its worker's outcome. A point the worker ran to its end
+    is judged on its own run; the others (the point the worker's job was stopped on,
+    those it never began, all of them when the job left no result) by how Slurm ended
+    the job: a cancelled or timed-out worker's unfinished points are recorded so."""
+    found = outcome.record if isinstance(outcome.record, list) else [None] * len(points)
+    records = []
+    for sim, rec in zip(points, found, strict=True):
+        own = rec is not None and rec.get("packed_point_ended")
+        out = submit.Outcome(
+            rec,
+            {} if own else outcome.state,
+            outcome.error,
+            None if own else outcome.failure,
         )
-    return found
+        records.append(submit._finish(sim, job, out, settings, resources, array_id))
+    return records
 
 
 def run_packed(points: list[SimulationJob], worker_dir: str) -> list[dict]:
-    """Executed by the worker's job: every point's raw record, in order."""
+    """Executed by the worker's job: every point's raw record, in order. Once the job is
+    told to stop (SIGTERM: Slurm's cancel or time limit; SIGUSR2: the preemption
+    warning submitit's own jobs use) no further point begins; those left are recorded
+    as not run."""
     ok, why = bwrap.availability()
     if not ok:
         return [launch.unavailable_record(p, why) for p in points]
     root = str(Path(points[0].workdir).parent)
     records: dict[int, dict] = {}
     todo = list(range(len(points)))
-    while todo:
-        done = _one_worker([points[i] for i in todo], worker_dir, root)
-        for i, rec in zip(todo, done, strict=False):
-            records[i] = rec
-        todo = todo[len(done) :]
+    with _stop_signals() as stopped:
+        while todo and not stopped:
+            done = _one_worker([points[i] for i in todo], worker_dir, root)
+            last = done[-1]
+            if "SLURM_JOB_ID" in os.environ and last.get("exit_code") in STOPPED_CODES:
+                # Slurm's SIGTERM reached the worker before this process.
+                stopped += [] if last["packed_point_ended"] else ["SIGTERM"]
+            for i, rec in zip(todo, done, strict=False):
+                records[i] = rec
+            todo = todo[len(done) :]
+        for i in todo:
+            records[i] = _not_run(points[i], stopped[0] if stopped else "")
     return [records[i] for i in range(len(points))]
+
+
+@contextlib.contextmanager
+def _stop_signals():
+    """A list that holds the signal's name once the job is told to stop (main thread
+    only: elsewhere, as in submitit's debug executor, nothing is installed)."""
+    stopped: list[str] = []
+    saved = {}
+    try:
+        for sig in (signal.SIGTERM, signal.SIGUSR2):
+            saved[sig] = signal.signal(sig, lambda n, _f: stopped.append(signal.Signals(n).name))
+    except ValueError:
+        pass
+    try:
+        yield stopped
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
+
+
+def _not_run(p: SimulationJob, why: str) -> dict:
+    text = f"reprolab: not run: the worker's job was told to stop ({why}) before this point began"
+    return {
+        "command": [],
+        "exit_code": None,
+        "timed_out": False,
+        "timeout_s": p.timeout_s,
+        "runtime_seconds": None,
+        "hostname": os.uname().nodename,
+        "stdout_tail": "",
+        "stderr_tail": text,
+        "output_files": [],
+        "mpi": None,
+        "slurm_env": {k: os.environ[k] for k in launch.SLURM_ENV if k in os.environ},
+        "sandbox": {"packed_worker": True, "not_run": why},
+        "failure": None,
+    }
 
 
 def _one_worker(points: list[SimulationJob], worker_dir: str, root: str) -> list[dict]:
@@ -163,6 +300,7 @@ def _point_record(p: SimulationJob, cmd, ended: dict, group, box, dog) -> dict:
         ),
     }
     record["sandbox"]["packed_worker"] = True
+    record["packed_point_ended"] = True  # the worker recorded this point's own end
     record["failure"] = classify_failure(record)
     return record
 
@@ -180,6 +318,7 @@ def _worker_ended(p: SimulationJob, cmd, how, wdir: Path, started) -> dict:
         "runtime_seconds": round(time.time() - at, 3),
     }
     record = _point_record(p, cmd, ended, group, box, dog)
+    record["packed_point_ended"] = False  # the worker ended (or was ended) on it
     worker_err = launch._tail(wdir / "stderr.txt", 2000)
     record["stderr_tail"] = (record["stderr_tail"] + "\n" + worker_err)[-launch.TAIL_CHARS :]
     if dog.violation:

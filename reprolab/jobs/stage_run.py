@@ -3,10 +3,11 @@
 `run_stage` is what the `simulate` rule does: refuse the script if the sandbox's
 static checks object (no job is submitted; the reasons go back to code
 regeneration), work out the job's resources from the plan's runtime budget and
-the design's performance estimate, submit one job or, for a sweep, one job
-array on Slurm (a cap on concurrent tasks) or, locally, one packed worker per
-core the rule was given (reprolab.jobs.packed: Meep imported once per worker),
-wait, gather the points' CSV outputs into the stage's run directory, and return
+the design's performance estimate, submit one job or, for a sweep of one-rank
+points, a few packed workers (reprolab.jobs.packed: Meep imported once per worker;
+locally one per core the rule was given, on Slurm one job array task each, as many
+as the estimate and the limits call for; points of several ranks: one array task
+each), wait, gather the points' CSV outputs into the stage's run directory, and return
 the result record. Locally the job keeps within the cores its rule declared
 (`declared_cores`, `local_cap`), so that --cores counts every rank.
 
@@ -181,7 +182,7 @@ def run_stage(
     # Jobs a waiter that died left running or finished are waited on, not resubmitted.
     attached = submit.reattach(stage_dir / "submitit", sha256_file(script))
     if attached[0] and design.sweep is None:
-        sims, jobs, resources = attached
+        sims, jobs, resources, _ = attached
         record = submit.wait_and_finish(sims, jobs, settings, resources, stage_dir / "submitit")[0]
         return {**record, "reattached": True}
     # Only this run's files may be judged: clear what an earlier attempt left.
@@ -267,7 +268,8 @@ def run_sweep(design, base, settings, resources, workdir, stage_dir, attached=No
         )
         todo.append(i)
     if jobs:
-        fresh = _run_points(jobs, todo, settings, resources, workdir, stage_dir)
+        est = design.performance_estimate.runtime_seconds
+        fresh = _run_points(jobs, todo, settings, resources, workdir, stage_dir, est)
         for i, rec in zip(todo, fresh, strict=True):
             rec.update(index=i, value=sweep.values[i], reused=False)
             atomic_write_json(point_dir(workdir, i) / POINT_RECORD, rec)
@@ -275,18 +277,28 @@ def run_sweep(design, base, settings, resources, workdir, stage_dir, attached=No
     return gather(design, [r for r in records if r is not None], workdir)
 
 
-def _run_points(jobs, todo, settings, resources, workdir: Path, stage_dir: Path) -> list[dict]:
-    """The points' records in order: locally, one-rank points run packed (a worker per
-    core the job was given, Meep imported once per worker; reprolab.jobs.packed);
-    on Slurm and with several ranks a point, one job (array task) each."""
-    if settings.executor == "slurm" or not packed.packable(jobs):
+def _run_points(jobs, todo, settings, resources, workdir: Path, stage_dir: Path, est_s=0.0):
+    """The points' records in order. Points of one rank run packed (reprolab.jobs.packed:
+    a few long-lived workers, Meep imported once per worker): locally one worker per
+    core the job was given, on Slurm one array task per worker, as many as the points'
+    estimated runtime (`est_s` each) and the limits call for. Points of several ranks
+    run one job (array task) each."""
+    if not packed.packable(jobs):
         return submit.submit_all(jobs, settings, resources, stage_dir / "submitit")
-    workers = packed.plan_workers(list(zip(todo, jobs, strict=True)), settings.max_concurrent)
+    count = settings.max_concurrent
+    if settings.executor == "slurm":
+        count = packed.worker_count(len(jobs), est_s, jobs[0].timeout_s, settings)
+    workers = packed.plan_workers(list(zip(todo, jobs, strict=True)), count)
     # Inside the points folder: its HOME and caches lie where the worker may write.
     dirs = [str(workdir / "points" / f".w{k}") for k in range(len(workers))]
     found = packed.submit_packed(
         [[job for _, job in w] for w in workers], dirs, settings, resources, stage_dir / "submitit"
     )
+    return _by_point(workers, found, todo)
+
+
+def _by_point(workers, found, todo) -> list[dict]:
+    """The workers' records in the points' order, each naming its worker."""
     by_index = {
         i: rec
         for w, recs in zip(workers, found, strict=True)
@@ -301,23 +313,30 @@ def _run_points(jobs, todo, settings, resources, workdir: Path, stage_dir: Path)
 def _reattached_points(design, workdir: Path, settings, stage_dir: Path, attached) -> dict:
     """The points whose jobs a waiter that died left behind: waited on and collected
     (each index's record), so that only the points still missing are submitted."""
-    sims, jobs, resources = attached or ([], [], None)
+    sims, jobs, resources, sizes = attached or ([], [], None, None)
     if not sims:
         return {}
     index = {str(point_dir(workdir, i)): i for i in range(len(design.sweep.values))}
-    mine = [(sim, job) for sim, job in zip(sims, jobs, strict=True) if sim.workdir in index]
-    if not mine:
-        return {}
-    recs = submit.wait_and_finish(
-        [m[0] for m in mine], [m[1] for m in mine], settings, resources, stage_dir / "submitit"
-    )
-    found = {}
-    for (sim, _), rec in zip(mine, recs, strict=True):
-        i = index[sim.workdir]
+    folder = stage_dir / "submitit"
+    if sizes:  # a packed sweep: a job per worker, its points in order
+        pairs = packed.reattached(sims, jobs, sizes, settings, resources, folder)
+    else:
+        mine = [(sim, job) for sim, job in zip(sims, jobs, strict=True) if sim.workdir in index]
+        if not mine:
+            return {}
+        recs = submit.wait_and_finish(
+            [m[0] for m in mine], [m[1] for m in mine], settings, resources, folder
+        )
+        pairs = [(m[0], rec) for m, rec in zip(mine, recs, strict=True)]
+    found_at = {}
+    for sim, rec in pairs:
+        i = index.get(sim.workdir)
+        if i is None:
+            continue
         rec.update(index=i, value=design.sweep.values[i], reused=False, reattached=True)
         atomic_write_json(point_dir(workdir, i) / POINT_RECORD, rec)
-        found[i] = rec
-    return found
+        found_at[i] = rec
+    return found_at
 
 
 def _kept_point(pdir: Path, script_sha: str, value) -> dict | None:

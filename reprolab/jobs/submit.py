@@ -68,6 +68,9 @@ class ClusterSettings:
     queue_wait_min: float = 30.0
     """Most minutes a job may pend in the Slurm queue before it is cancelled (0: no limit).
     Time a sweep point waits behind the array's own throttle does not count."""
+    max_job_min: float = 0.0
+    """Most minutes one Slurm job may ask for (0: no limit): a packed sweep then uses
+    more workers, so that each worker's points fit (reprolab.jobs.packed)."""
 
     @classmethod
     def from_config(cls, sim_cfg: dict) -> ClusterSettings:
@@ -86,6 +89,7 @@ class ClusterSettings:
             extra_sbatch=dict(slurm.get("extra_sbatch") or {}),
             max_concurrent=int(sim_cfg.get("max_concurrent_jobs", 8)),
             job_name=str(sim_cfg.get("job_name") or "reprolab-sim"),
+            max_job_min=float(slurm.get("max_job_minutes") or 0),
         )
 
 
@@ -169,7 +173,12 @@ def executor_for(settings: ClusterSettings, resources: Resources, folder: Path, 
     ex = submitit.AutoExecutor(folder=str(folder), cluster=settings.executor)
     params: dict = {"timeout_min": resources.time_min}
     if settings.executor == "slurm":
-        extra = {"ntasks": resources.ranks, **settings.extra_sbatch}
+        # submitit asks Slurm for USR2 90 s before the time limit (its checkpoint and
+        # requeue, which these jobs do not use). Slurm sends it to the job's steps, the
+        # srun ranks, which it kills (exit 140, taken for the code's fault): seen on a
+        # loaded node. URG's default action is to ignore it; Slurm's TERM at the limit
+        # still stops the job, classified timeout.
+        extra = {"ntasks": resources.ranks, "signal": "URG@90", **settings.extra_sbatch}
         params.update(
             slurm_job_name=settings.job_name,
             slurm_cpus_per_task=1,
@@ -347,9 +356,13 @@ SUBMISSION = "submission.json"
 """Written in the submitit folder before waiting: the jobs a waiter is waiting on."""
 
 
-def record_submission(folder: Path, jobs: list[SimulationJob], submitted, resources) -> None:
+def record_submission(
+    folder: Path, jobs: list[SimulationJob], submitted, resources, workers=None
+) -> None:
     """Before waiting: which Slurm jobs run which SimulationJob, so a rerun after the
-    driver died waits on them (reattach) instead of submitting them again."""
+    driver died waits on them (reattach) instead of submitting them again. A packed
+    sweep (`workers`: how many points each job runs, in order) has fewer jobs than
+    points."""
     atomic_write_json(
         folder / SUBMISSION,
         {
@@ -357,12 +370,14 @@ def record_submission(folder: Path, jobs: list[SimulationJob], submitted, resour
             "jobs": [asdict(sim) for sim in jobs],
             "scripts_sha256": [sha256_file(sim.script) for sim in jobs],
             "resources": asdict(resources),
+            "workers": workers,
         },
     )
 
 
-def reattach(folder: Path, script_sha256: str) -> tuple[list[SimulationJob], list, Resources]:
-    """The jobs a waiter that died left behind (([], [], None) when there are none).
+def reattach(folder: Path, script_sha256: str) -> tuple:
+    """The jobs a waiter that died left behind: (points, Slurm jobs, resources, points
+    per job for a packed sweep or None); ([], [], None, None) when there are none.
 
     Only jobs of the same script are waited on; others are cancelled (their code was
     replaced) and forgotten."""
@@ -370,12 +385,12 @@ def reattach(folder: Path, script_sha256: str) -> tuple[list[SimulationJob], lis
     try:
         rec = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return [], [], None
+        return [], [], None, None
     if set(rec.get("scripts_sha256") or []) != {script_sha256}:
         for job_id in rec.get("job_ids") or []:
             _cancel(job_id)
         path.unlink()
-        return [], [], None
+        return [], [], None, None
     # The record stays until the jobs are collected (wait_and_finish): a waiter that
     # dies again leaves them to the next run as well.
     sims = [
@@ -383,11 +398,21 @@ def reattach(folder: Path, script_sha256: str) -> tuple[list[SimulationJob], lis
         for d in rec["jobs"]
     ]
     jobs = [submitit.SlurmJob(folder=folder, job_id=j) for j in rec["job_ids"]]
-    return sims, jobs, Resources(**rec["resources"])
+    return sims, jobs, Resources(**rec["resources"]), rec.get("workers")
 
 
 def wait_and_finish(jobs, submitted, settings, resources, folder: Path) -> list[dict]:
     """Wait for submitted jobs (job ids printed first), then build their records."""
+    outcomes, array_id = wait_submitted(submitted, settings, folder)
+    return [
+        _finish(sim, job, out, settings, resources, array_id)
+        for sim, job, out in zip(jobs, submitted, outcomes, strict=True)
+    ]
+
+
+def wait_submitted(submitted, settings, folder: Path) -> tuple[list[Outcome], str | None]:
+    """Print the job ids, wait for every job, forget the submission record; (each
+    job's outcome, the array's id or None)."""
     ids = sorted({str(j.job_id).split("_")[0] for j in submitted})
     print(
         f"[reprolab] waiting on Slurm job {', '.join(ids)} ({len(submitted)} task(s), "
@@ -397,11 +422,8 @@ def wait_and_finish(jobs, submitted, settings, resources, folder: Path) -> list[
     )
     array_id = submitted[0].job_id.split("_")[0] if "_" in str(submitted[0].job_id) else None
     outcomes = wait_slurm(submitted, settings)
-    (folder / SUBMISSION).unlink(missing_ok=True)
-    return [
-        _finish(sim, job, out, settings, resources, array_id)
-        for sim, job, out in zip(jobs, submitted, outcomes, strict=True)
-    ]
+    (Path(folder) / SUBMISSION).unlink(missing_ok=True)
+    return outcomes, array_id
 
 
 def submit_all(
