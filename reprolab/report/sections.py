@@ -142,23 +142,46 @@ def discrepancies_section(analyses: dict, comparisons: dict | None = None) -> li
     return [*md, *header, *rows, ""]
 
 
-def _stage_conclusion(verdict: dict, classes: set[str]) -> str:
+def _stage_conclusion(verdict: dict, comparison: dict) -> str:
     if verdict["status"] == "blocked":
         return f"- `{verdict['stage_id']}`: not run, blocked ({verdict['reason']})."
-    said = prose.supervisor_text(verdict["supervisor"]["output"]["feedback"], classes)
+    said = prose.supervisor_text(verdict["supervisor"]["output"], comparison, verdict["status"])
     return (
         f"- `{verdict['stage_id']}`: **{verdict['status']}** ({verdict['reason']}). "
         f"Supervisor ({verdict['supervisor_verdict']}): {said}"
     )
 
 
+def paper_end(verdicts: list[dict]) -> dict | None:
+    """The supervisor's end of the paper (should_stop or all_complete), if one was kept."""
+    return next((v["paper_end"] for v in verdicts if v.get("paper_end")), None)
+
+
+def paper_end_banner(verdicts: list[dict]) -> list[str]:
+    """Said at the top of the report: the supervisor ended the paper, and what did not
+    run because of it (the report is then PARTIAL); its reasons are in the Conclusions."""
+    end = paper_end(verdicts)
+    if end is None:
+        return []
+    not_run = [v["stage_id"] for v in verdicts if v["status"] == "blocked"]
+    what = "judged the reproduction complete" if end["verdict"] == "all_complete" else "stopped"
+    head = "**PARTIAL: " if not_run else "**"
+    tail = f"; not run: {', '.join(not_run)}" if not_run else "; every stage of the plan ran"
+    return [
+        f"{head}the supervisor of `{end['stage_id']}` {what} this paper "
+        f"({end['verdict']}){tail}.** Its reasons, checked against the code, are in the "
+        "Conclusions.",
+        "",
+    ]
+
+
 def conclusions_section(verdicts: list[dict], figure_rows: list[tuple]) -> list[str]:
     """The code's numbers first, then each stage's verdict with the supervisor's word
-    (its numbers unchecked, its classification words held to the code's)."""
+    (checked against the stage's comparison: claims, classification, status words)."""
     overall, counts = classification_tally(figure_rows)
-    by_stage: dict[str, set[str]] = {}
+    by_stage: dict[str, dict] = {}
     for _, stage_id, fig in figure_rows:
-        by_stage.setdefault(stage_id, set()).add(fig["classification"])
+        by_stage.setdefault(stage_id, {"figures": []})["figures"].append(fig)
     return [
         "## 6. Conclusions",
         "",
@@ -166,8 +189,10 @@ def conclusions_section(verdicts: list[dict], figure_rows: list[tuple]) -> list[
         f"target figures reproduced (SUCCESS); overall classification **{overall}** "
         f"({counts['SUCCESS']} SUCCESS, {counts['PARTIAL']} PARTIAL, {counts['FAILURE']} "
         "FAILURE). Numbers are computed by code from the simulation outputs and the paper's "
-        "digitized data; the prose below is the agents', marked where no checked claim backs it.",
+        "digitized data; the prose below is the agents', marked where no checked claim backs "
+        "it and struck through where the code contradicts it.",
         "",
-        *(_stage_conclusion(v, by_stage.get(v["stage_id"], set())) for v in verdicts),
+        *paper_end_banner(verdicts),
+        *(_stage_conclusion(v, by_stage.get(v["stage_id"], {"figures": []})) for v in verdicts),
         "",
     ]

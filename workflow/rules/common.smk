@@ -8,7 +8,7 @@ from pathlib import Path
 from snakemake.exceptions import IncompleteCheckpointException
 
 from reprolab.artifacts import plan_rerun_note
-from reprolab.steps.eligibility import HIERARCHY
+from reprolab.steps.eligibility import HIERARCHY, priority_of
 from reprolab.errors import ReproLabError
 from reprolab.fileio import lock_outputs_dir
 from reprolab.smk import cached_json, cached_paper
@@ -295,3 +295,8 @@ def write_partial_reports_on_error(argv):
     from reprolab.steps.report import write_partial_reports  # only when a run failed
 
     write_partial_reports(config, shlex.join(argv))
+
+
+def stage_priority(wildcards):
+    """The supervisor's change_priority: its first choice highest, else 0 (plan order)."""
+    return priority_of(f"{OUT}/{wildcards.paper}", wildcards.stage)
