@@ -190,16 +190,17 @@ def audit_supervisor(output: dict, comparison: dict, status: str) -> dict:
     feedback on a stage the code did not judge SUCCESS is unchecked, never standing."""
     judged = judge_claims(output.get("claims") or [], comparison)
     stage_class = STATUS_CLASS.get(status)
-    allowed = {stage_class} if stage_class else set()
-    allowed |= {f["classification"] for f in comparison.get("figures", [])}
+    fig_classes = {f["classification"] for f in comparison.get("figures", [])}
+    allowed = ({stage_class} if stage_class else set()) | fig_classes
     text = output.get("feedback") or ""
     audit = audit_text(text, judged, None, allowed or set(CLASS_WORDS))
+    figures = "/".join(sorted(fig_classes)) or "none compared"
     details = [
-        d.replace("code says", f"the code's verdict is {status}; its figures are", 1)
-        if d.startswith("calls it")
-        else d
-        for d in audit["details"]
+        f"calls it {w}, the code's verdict is {status} (its figures: {figures})"
+        for w in audit["class_words"]
+        if w not in allowed
     ]
+    details += [d for d in audit["details"] if not d.startswith("calls it")]
     wrong = [w for w in _STATUS_WORD.findall(text) if w != status]
     details += [f"says {w}, the code's verdict is {status}" for w in sorted(set(wrong))]
     said = output.get("classification")
