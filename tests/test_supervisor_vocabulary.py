@@ -273,3 +273,33 @@ def test_prose_render_without_numbers_gives_no_number_note():
     section = claims.audit_supervisor(supervisor("fine"), comparison(1e-4), "completed_partial")
     text = prose.render("fine", section["sections"][0])
     assert "numbers marked" not in text
+
+
+def test_a_backtracks_contradicted_reason_is_struck_in_the_history(tmp_path):
+    from reprolab.report import markdown
+
+    run = fake_run(tmp_path)
+    out = {"verdict": "backtrack_to_stage", "backtrack_target": S1, "feedback": BOASTS}
+    said = claims.audit_supervisor(
+        supervisor(BOASTS, "SUCCESS"), comparison(0.2, cls="FAILURE"), "completed_failed"
+    )["sections"][0]
+    with pytest.raises(StageBlockedError):
+        bt.backtrack(run, LINEAR, LINEAR.stages[2], out, [], said)
+    md = "\n".join(markdown.history_section(tmp_path, {}))
+    assert f"~~{BOASTS}~~" in md and BOASTS not in standing(md)
+    assert "classifies the stage SUCCESS" in md
+
+
+def test_the_banner_says_who_ended_the_paper_and_how_to_go_on(tmp_path):
+    end = eligibility.end_paper(tmp_path / "paper_x", S1, "should_stop", "enough")
+    verdicts = [
+        {"stage_id": S1, "status": "completed_success", "paper_end": end},
+        {"stage_id": S2, "status": "blocked", "reason": "r"},
+    ]
+    text = "\n".join(sections.paper_end_banner(verdicts))
+    assert text.startswith(f"**PARTIAL: the supervisor of `{S1}` stopped this paper")
+    assert f"reprolab invalidate paper_x {S2}" in text and end["file"] in text
+    done = [{**verdicts[0], "paper_end": {**end, "verdict": "all_complete"}}]
+    text = "\n".join(sections.paper_end_banner(done))
+    assert "PARTIAL" not in text and "ended this paper (all_complete); every stage" in text
+    assert sections.paper_end_banner([verdicts[1]]) == []

@@ -75,3 +75,12 @@ def supervisor_text(output: dict, comparison: dict, status: str) -> str:
     if unclassified:
         rendered += f" *(unchecked: the supervisor {unclassified[0]})*"
     return rendered
+
+
+def checked(text: str, check: dict | None) -> str:
+    """Supervisor prose kept elsewhere (a backtrack's or replan's reason) with the check
+    made when it was written: struck when the code contradicted it."""
+    if not check or check.get("status") != "contradicted":
+        return text
+    why = "; ".join(check.get("details") or [])
+    return f"**⚠ Contradicted by the code ({why}); not standing:** ~~{text}~~"

@@ -164,15 +164,21 @@ def paper_end_banner(verdicts: list[dict]) -> list[str]:
     if end is None:
         return []
     not_run = [v["stage_id"] for v in verdicts if v["status"] == "blocked"]
-    what = "judged the reproduction complete" if end["verdict"] == "all_complete" else "stopped"
-    head = "**PARTIAL: " if not_run else "**"
-    tail = f"; not run: {', '.join(not_run)}" if not_run else "; every stage of the plan ran"
-    return [
-        f"{head}the supervisor of `{end['stage_id']}` {what} this paper "
-        f"({end['verdict']}){tail}.** Its reasons, checked against the code, are in the "
-        "Conclusions.",
+    what = "stopped this paper" if end["verdict"] == "should_stop" else "ended this paper"
+    lines = [
+        f"**{'PARTIAL: ' if not_run else ''}the supervisor of `{end['stage_id']}` {what} "
+        f"({end['verdict']}); "
+        + (f"not run: {', '.join(not_run)}.**" if not_run else "every stage of the plan ran.**")
+        + " Its reasons, checked against the code, are in the Conclusions.",
         "",
     ]
+    if not_run:
+        lines += [
+            f"To go on anyway: delete `{end['file']}`, run `reprolab invalidate "
+            f'{end["paper_id"]} {not_run[0]} --reason "..."`, then the same command again.',
+            "",
+        ]
+    return lines
 
 
 def conclusions_section(verdicts: list[dict], figure_rows: list[tuple]) -> list[str]:
@@ -192,7 +198,7 @@ def conclusions_section(verdicts: list[dict], figure_rows: list[tuple]) -> list[
         "digitized data; the prose below is the agents', marked where no checked claim backs "
         "it and struck through where the code contradicts it.",
         "",
-        *paper_end_banner(verdicts),
+        *paper_end_banner(verdicts)[:2],
         *(_stage_conclusion(v, by_stage.get(v["stage_id"], {"figures": []})) for v in verdicts),
         "",
     ]

@@ -63,6 +63,7 @@ def backtrack(
     stage: PlanStage,
     output: dict,
     found: list[dict] = (),
+    said: dict | None = None,
 ) -> str:
     """Apply a supervisor's backtrack_to_stage, decided in code: the target must be this
     stage or one it depends on, and the paper may backtrack `limits.max_backtracks`
@@ -96,6 +97,7 @@ def backtrack(
     entry = {"from": stage.stage_id, "to": target, "reason": reason, "number": len(done) + 1}
     if suggestion is not None:
         entry["suggested_by"] = suggestion["source"]
+    entry.update(kept_check(said))
     consent.invalidate_stage(
         run.out_dir, target, reason, source=f"supervisor of {stage.stage_id} (backtrack)"
     )
@@ -109,7 +111,15 @@ def backtrack(
     )
 
 
-def replan(run: PaperRun, stage: PlanStage, reason: str) -> str:
+def kept_check(said: dict | None) -> dict:
+    """The code's check of the supervisor's words, kept beside them (the report strikes
+    a contradicted reason wherever it prints it)."""
+    if not said:
+        return {}
+    return {"supervisor_check": {"status": said["status"], "details": said["details"]}}
+
+
+def replan(run: PaperRun, stage: PlanStage, reason: str, said: dict | None = None) -> str:
     """Request a new plan (at most `limits.max_replans` per paper; then ask the user):
     replan_request.json is an input of the plan checkpoint, so the next run of the same
     command replans with the reason as feedback and redoes what the new plan needs."""
@@ -126,7 +136,8 @@ def replan(run: PaperRun, stage: PlanStage, reason: str) -> str:
     records.append({"reason": reason, "source": f"supervisor of {stage.stage_id}"})
     atomic_write_json(path, {"records": records})
     with open(run.out_dir / "backtracks.jsonl", "a", encoding="utf-8") as fh:
-        fh.write(json.dumps({"from": stage.stage_id, "to": "plan", "reason": reason}) + "\n")
+        entry = {"from": stage.stage_id, "to": "plan", "reason": reason, **kept_check(said)}
+        fh.write(json.dumps(entry) + "\n")
     raise StageBlockedError(
         f"REPLAN {len(records)}/{run.limits.max_replans}: the supervisor of {stage.stage_id} "
         f"asks for a new plan of paper '{run.paper_id}': {reason}\n"

@@ -122,8 +122,15 @@ def ancestors(plan: PlannerOutput, stage_id: str) -> list[str]:
 
 def end_paper(out_dir: Path, stage_id: str, verdict: str, feedback: str) -> dict:
     """Record the supervisor's end of the paper (its feedback kept, checked in the report)."""
-    record = {"stage_id": stage_id, "verdict": verdict, "feedback": feedback}
-    atomic_write_json(Path(out_dir) / PAPER_END_FILE, record)
+    path = Path(out_dir) / PAPER_END_FILE
+    record = {
+        "stage_id": stage_id,
+        "verdict": verdict,
+        "feedback": feedback,
+        "paper_id": Path(out_dir).name,
+        "file": str(path),
+    }
+    atomic_write_json(path, record)
     return record
 
 

@@ -237,9 +237,9 @@ def act_on_supervisor(
         verdict = "replan_needed"
     material = stage.stage_type == StageType.MATERIAL_VALIDATION
     if verdict == "replan_needed":
-        verdict = replan(run, stage, output.get("feedback") or reason)
+        verdict = replan(run, stage, output.get("feedback") or reason, said)
     if verdict == "backtrack_to_stage":
-        verdict = backtrack(run, plan, stage, output, found)
+        verdict = backtrack(run, plan, stage, output, found, said)
     if verdict == "ask_user" and not material:
         decision = supervisor_gate(run, stage, status, reason, output, said)
         verdict, acted["user_note"] = "ok_continue", decision.note
