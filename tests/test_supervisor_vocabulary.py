@@ -303,3 +303,11 @@ def test_the_banner_says_who_ended_the_paper_and_how_to_go_on(tmp_path):
     text = "\n".join(sections.paper_end_banner(done))
     assert "PARTIAL" not in text and "ended this paper (all_complete); every stage" in text
     assert sections.paper_end_banner([verdicts[1]]) == []
+
+
+def test_a_user_who_went_on_is_not_told_the_paper_was_stopped(tmp_path):
+    end = eligibility.end_paper(tmp_path, S1, "should_stop", "enough")
+    verdicts = [{"stage_id": S1, "status": "completed_success", "paper_end": end}]
+    assert sections.paper_end_banner(verdicts)
+    Path(end["file"]).unlink()
+    assert sections.paper_end_banner(verdicts) == []

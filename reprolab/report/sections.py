@@ -153,8 +153,10 @@ def _stage_conclusion(verdict: dict, comparison: dict) -> str:
 
 
 def paper_end(verdicts: list[dict]) -> dict | None:
-    """The supervisor's end of the paper (should_stop or all_complete), if one was kept."""
-    return next((v["paper_end"] for v in verdicts if v.get("paper_end")), None)
+    """The supervisor's end of the paper (should_stop or all_complete) while it holds: a
+    user who went on deleted its file (the verdict keeps the record of it)."""
+    ends = [v["paper_end"] for v in verdicts if v.get("paper_end")]
+    return next((e for e in ends if Path(e.get("file", "")).is_file()), None)
 
 
 def paper_end_banner(verdicts: list[dict]) -> list[str]:
