@@ -107,7 +107,6 @@ def stage_verdict(
     validation = read_json(validation_path)
     analysis = read_json(analysis_path)
     stage = plan_stage(plan, comparison["stage_id"])
-    eligibility.clear_paper_end(run.out_dir, stage.stage_id)  # judged again: its own end too
     status, reason = stage_status(stage, checks, comparison, validation)
     ran = run_failures.failed_run_reason(Path(checks_path).with_name("result.json"))
     if ran and status == "completed_failed":
@@ -127,9 +126,14 @@ def stage_verdict(
         out_verdict,
         found,
     )
-    output = artifact["output"]
-    said = claims.audit_supervisor(output, comparison, status)["sections"][0]
-    acted = act_on_supervisor(run, plan, stage, status, reason, output, found, said)
+    said = claims.audit_supervisor(artifact["output"], comparison, status)["sections"][0]
+    acted = act_on_supervisor(run, plan, stage, status, reason, artifact["output"], found, said)
+    write_verdict(run, stage, out_verdict, artifact, said, found, acted)
+
+
+def write_verdict(run, stage, out_verdict, artifact, said, found, acted) -> None:
+    """verdict.json: the code's status, what the supervisor said and how code checked and
+    acted on it (its words' check, the agents' suggestions, an end or a new priority)."""
     if said["status"] == "contradicted":
         log_event(
             run.out_dir,
@@ -226,6 +230,7 @@ def act_on_supervisor(
     code (eligibility), and the material checkpoint is mandatory after stage 0."""
     verdict = output["verdict"]
     acted = {"user_note": None}
+    eligibility.clear_paper_end(run.out_dir, stage.stage_id)  # judged again: its own end too
     previous = progress_by_time(run.out_dir, stage.stage_id)
     if status == "completed_failed" and previous and previous[-1]["status"] == status:
         log_event(

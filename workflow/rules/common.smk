@@ -170,6 +170,11 @@ def stage_file(wildcards, stage_id, name):
     return f"{OUT}/{wildcards.paper}/stages/{stage_id}/{name}"
 
 
+def stage_priority(wildcards):
+    """The supervisor's change_priority: its first choice highest, else 0 (plan order)."""
+    return priority_of(f"{OUT}/{wildcards.paper}", wildcards.stage)
+
+
 def get_design_inputs(wildcards):
     stage = find_stage(wildcards)
     inputs = {
@@ -295,8 +300,3 @@ def write_partial_reports_on_error(argv):
     from reprolab.steps.report import write_partial_reports  # only when a run failed
 
     write_partial_reports(config, shlex.join(argv))
-
-
-def stage_priority(wildcards):
-    """The supervisor's change_priority: its first choice highest, else 0 (plan order)."""
-    return priority_of(f"{OUT}/{wildcards.paper}", wildcards.stage)
