@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from agents.common import AgentModel, StageId
+from agents.physics_sanity import BacktrackSuggestion
 
 AGENT = "results_analyzer"
 
@@ -41,6 +42,9 @@ class Claim(AgentModel):
     """The number exactly as the prose writes it."""
     unit: str = "1"
     """`%` when the prose writes a percentage of a fraction; else the quantity's unit."""
+    relation: Literal["=", "<", ">"] = "="
+    """`<` when the prose gives an upper bound ("below 0.1 %", "sub-0.1 %"), `>` a lower
+    bound; `=` (default) when it gives the value itself."""
 
 
 class AnalysisOutput(AgentModel):
@@ -52,6 +56,11 @@ class AnalysisOutput(AgentModel):
     claims: list[Claim] = []
     """Every number the prose cites (summary, narratives, discrepancies): code checks
     each against the same computed quantity; a number without a claim is unchecked."""
+    backtrack_suggestion: BacktrackSuggestion | None = None
+    """Only when the results reveal a wrong assumption of an earlier stage (wrong geometry
+    type, wrong material, wrong wavelength range), never for quantitative discrepancies
+    this stage can explain; the supervisor decides, through the same decision matrix as
+    PhysicsSanity's suggestions."""
 
 
 def context(plan_stage: dict, comparison: dict, checks: dict, figures: list[dict]) -> dict:

@@ -5,10 +5,19 @@ from __future__ import annotations
 from typing import Literal
 
 from agents.common import AgentModel, StageId
+from agents.results_analyzer import Claim
 
 AGENT = "supervisor"
 
-Verdict = Literal["ok_continue", "replan_needed", "backtrack_to_stage", "ask_user", "all_complete"]
+Verdict = Literal[
+    "ok_continue",
+    "change_priority",
+    "replan_needed",
+    "backtrack_to_stage",
+    "ask_user",
+    "all_complete",
+    "should_stop",
+]
 
 
 class SupervisorOutput(AgentModel):
@@ -19,6 +28,17 @@ class SupervisorOutput(AgentModel):
     """Reasoning and recommendations."""
     backtrack_target: StageId | None = None
     """Stage to go back to, with verdict backtrack_to_stage."""
+    priority: list[StageId] = []
+    """With change_priority: the stages to run next, first first. Code accepts only
+    stages not yet run whose dependencies are met; the others keep the plan's order."""
+    classification: Literal["SUCCESS", "PARTIAL", "FAILURE"] | None = None
+    """The stage's outcome as your feedback describes it: it must be the code's
+    (`current_stage_summary.status`: completed_success, completed_partial,
+    completed_failed); the report strikes feedback that says otherwise."""
+    claims: list[Claim] = []
+    """Every comparison number the feedback cites, as the ResultsAnalyzer's claims
+    (figure, curve, quantity, value as written, unit, relation): code checks each against
+    the same computed quantity; a number without a claim is printed as unchecked."""
 
 
 def context(
@@ -29,7 +49,7 @@ def context(
     *,
     figure_comparisons: list[dict],
     revision_counts: dict,
-    backtrack_suggestion: dict | None,
+    backtrack_suggestions: list[dict],
     user_interactions: list[dict],
 ) -> dict:
     """Summaries only: no paper text, raw code or raw data (the seed's least context).
@@ -49,6 +69,7 @@ def context(
         "analysis": analysis,
         "systematic_discrepancies": analysis.get("discrepancies", []),
         "revision_counts": revision_counts,
-        "backtrack_suggestion": backtrack_suggestion,
+        # PhysicsSanity's, the ResultsAnalyzer's and the CodeReviewer's, each with its source
+        "backtrack_suggestions": backtrack_suggestions,
         "user_interactions": user_interactions,
     }

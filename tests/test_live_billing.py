@@ -238,7 +238,7 @@ def test_prompts_hold_only_declared_inputs():
         progress,
         figure_comparisons=[],
         revision_counts={},
-        backtrack_suggestion=None,
+        backtrack_suggestions=[],
         user_interactions=[],
     )
     assert ctx["progress"] == [progress[0]]

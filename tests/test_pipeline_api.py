@@ -85,7 +85,7 @@ ALLOWED_FIELDS = {
         "analysis",
         "systematic_discrepancies",
         "revision_counts",
-        "backtrack_suggestion",
+        "backtrack_suggestions",
         "user_interactions",
     },
 }

@@ -43,6 +43,18 @@ def _as_fraction(claim: dict) -> float:
     return claim["value"] / 100 if claim.get("unit") == "%" else claim["value"]
 
 
+def _holds(claimed: float, computed: float, relation: str) -> bool:
+    """The claim holds for the computed value: equal within CLAIM_RTOL, or a bound
+    (`<`: at most the claimed value, `>`: at least it) with the same tolerance."""
+    if math.isclose(claimed, computed, rel_tol=CLAIM_RTOL, abs_tol=1e-9):
+        return True
+    if relation == "<":
+        return computed < claimed
+    if relation == ">":
+        return computed > claimed
+    return False
+
+
 def judge_claims(claims: list[dict], comparison: dict) -> list[dict]:
     """Each claim with the computed value it names and `ok`, `contradicted` or `unknown`."""
     numbers = compare.comparison_numbers(comparison)
@@ -53,7 +65,7 @@ def judge_claims(claims: list[dict], comparison: dict) -> list[dict]:
             out.append({**c, "computed": None, "status": "unknown"})
             continue
         computed = numbers[key]
-        ok = math.isclose(_as_fraction(c), computed, rel_tol=CLAIM_RTOL, abs_tol=1e-9)
+        ok = _holds(_as_fraction(c), computed, c.get("relation") or "=")
         out.append({**c, "computed": computed, "status": "ok" if ok else "contradicted"})
     return out
 
@@ -159,3 +171,46 @@ def problems(audit: dict) -> list[str]:
             if "claims" not in d and not (skip_words and d.startswith("calls it"))
         ]
     return out
+
+
+# The code's verdict of a stage as a classification word (blocked: none).
+STATUS_CLASS = {
+    "completed_success": "SUCCESS",
+    "completed_partial": "PARTIAL",
+    "completed_failed": "FAILURE",
+}
+_STATUS_WORD = re.compile(r"\bcompleted_(?:success|partial|failed)\b")
+
+
+def audit_supervisor(output: dict, comparison: dict, status: str) -> dict:
+    """The supervisor's feedback against the code: its claims against the same computed
+    quantities of the stage's comparison, its structured classification and every
+    classification or status word against the code's verdict (the stage's status; a
+    figure's own class may be named too). Without a structured classification, the
+    feedback on a stage the code did not judge SUCCESS is unchecked, never standing."""
+    judged = judge_claims(output.get("claims") or [], comparison)
+    stage_class = STATUS_CLASS.get(status)
+    fig_classes = {f["classification"] for f in comparison.get("figures", [])}
+    allowed = ({stage_class} if stage_class else set()) | fig_classes
+    text = output.get("feedback") or ""
+    audit = audit_text(text, judged, None, allowed or set(CLASS_WORDS))
+    figures = "/".join(sorted(fig_classes)) or "none compared"
+    details = [
+        f"calls it {w}, the code's verdict is {status} (its figures: {figures})"
+        for w in audit["class_words"]
+        if w not in allowed
+    ]
+    details += [d for d in audit["details"] if not d.startswith("calls it")]
+    wrong = [w for w in _STATUS_WORD.findall(text) if w != status]
+    details += [f"says {w}, the code's verdict is {status}" for w in sorted(set(wrong))]
+    said = output.get("classification")
+    if said is not None and said != stage_class:
+        details.insert(0, f"classifies the stage {said}, the code's verdict is {status}")
+    result = audit["status"]
+    if wrong or (said is not None and said != stage_class):
+        result = "contradicted"
+    elif said is None and status != "completed_success" and result == "ok":
+        result = "unchecked"
+        details.append(f"gives no classification to check; the code's verdict is {status}")
+    section = {**audit, "section": "supervisor", "status": result, "details": details}
+    return {"claims": judged, "sections": [section]}

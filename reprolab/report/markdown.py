@@ -9,6 +9,7 @@ from pathlib import Path
 from agents.ledger import summarize
 from reprolab.fileio import read_json
 from reprolab.physics import thresholds as th
+from reprolab.report import prose
 from reprolab.report.fmt import (  # noqa: F401 - re-exported for the report step
     _fmt,
     _rel,
@@ -36,7 +37,8 @@ def history_section(out_dir: Path, results: dict) -> list[str]:
         for line in backtracks.read_text(encoding="utf-8").splitlines():
             b = json.loads(line)
             what = "replan" if b["to"] == "plan" else f"backtrack to `{b['to']}`"
-            lines.append(f"- {what} asked by the supervisor of `{b['from']}`: {b['reason']}")
+            reason = prose.checked(b["reason"], b.get("supervisor_check"))
+            lines.append(f"- {what} asked by the supervisor of `{b['from']}`: {reason}")
     for stage_id, r in results.items():
         for repair in r.get("repairs", []):
             lines.append(

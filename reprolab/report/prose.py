@@ -52,13 +52,35 @@ def render(text: str, audit_section: dict | None) -> str:
         why = "; ".join(audit_section["details"])
         return f"**⚠ Contradicted by the code's numbers ({why}); not standing:** ~~{text}~~"
     marked = _marked_numbers(text, audit_section["numbers"])
-    if audit_section["status"] == "unchecked":
+    if any(n["status"] == "unchecked" for n in audit_section["numbers"]):
         marked += f" *(numbers marked {UNCHECKED} are backed by no claim the code checked)*"
     return marked
 
 
-def supervisor_text(text: str, stage_classes: set[str]) -> str:
-    """The supervisor cites no claims: its numbers are unchecked, its class words must be
-    the code's classes for that stage."""
-    audit = claims.audit_text(text, [], None, stage_classes or set(claims.CLASS_WORDS))
-    return render(text, audit)
+def supervisor_section(output: dict, comparison: dict, status: str) -> dict:
+    """The audit of a supervisor's feedback (claims, classification, status words)."""
+    return claims.audit_supervisor(output, comparison, status)["sections"][0]
+
+
+def supervisor_text(output: dict, comparison: dict, status: str) -> str:
+    """The supervisor's feedback as the report prints it, after the code's verdict: struck
+    through when it contradicts the code, its unclaimed numbers marked, and a feedback
+    that gives no classification on a stage the code did not judge SUCCESS said so."""
+    text = output.get("feedback") or ""
+    section = supervisor_section(output, comparison, status)
+    rendered = render(text, section)
+    if section["status"] != "unchecked" or not text:
+        return rendered
+    unclassified = [d for d in section["details"] if d.startswith("gives no classification")]
+    if unclassified:
+        rendered += f" *(unchecked: the supervisor {unclassified[0]})*"
+    return rendered
+
+
+def checked(text: str, check: dict | None) -> str:
+    """Supervisor prose kept elsewhere (a backtrack's or replan's reason) with the check
+    made when it was written: struck when the code contradicted it."""
+    if not check or check.get("status") != "contradicted":
+        return text
+    why = "; ".join(check.get("details") or [])
+    return f"**⚠ Contradicted by the code ({why}); not standing:** ~~{text}~~"

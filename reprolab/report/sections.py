@@ -142,23 +142,54 @@ def discrepancies_section(analyses: dict, comparisons: dict | None = None) -> li
     return [*md, *header, *rows, ""]
 
 
-def _stage_conclusion(verdict: dict, classes: set[str]) -> str:
+def _stage_conclusion(verdict: dict, comparison: dict) -> str:
     if verdict["status"] == "blocked":
         return f"- `{verdict['stage_id']}`: not run, blocked ({verdict['reason']})."
-    said = prose.supervisor_text(verdict["supervisor"]["output"]["feedback"], classes)
+    said = prose.supervisor_text(verdict["supervisor"]["output"], comparison, verdict["status"])
     return (
         f"- `{verdict['stage_id']}`: **{verdict['status']}** ({verdict['reason']}). "
         f"Supervisor ({verdict['supervisor_verdict']}): {said}"
     )
 
 
+def paper_end(verdicts: list[dict]) -> dict | None:
+    """The supervisor's end of the paper (should_stop or all_complete) while it holds: a
+    user who went on deleted its file (the verdict keeps the record of it)."""
+    ends = [v["paper_end"] for v in verdicts if v.get("paper_end")]
+    return next((e for e in ends if Path(e.get("file", "")).is_file()), None)
+
+
+def paper_end_banner(verdicts: list[dict]) -> list[str]:
+    """Said at the top of the report: the supervisor ended the paper, and what did not
+    run because of it (the report is then PARTIAL); its reasons are in the Conclusions."""
+    end = paper_end(verdicts)
+    if end is None:
+        return []
+    not_run = [v["stage_id"] for v in verdicts if v["status"] == "blocked"]
+    what = "stopped this paper" if end["verdict"] == "should_stop" else "ended this paper"
+    lines = [
+        f"**{'PARTIAL: ' if not_run else ''}the supervisor of `{end['stage_id']}` {what} "
+        f"({end['verdict']}); "
+        + (f"not run: {', '.join(not_run)}.**" if not_run else "every stage of the plan ran.**")
+        + " Its reasons, checked against the code, are in the Conclusions.",
+        "",
+    ]
+    if not_run:
+        lines += [
+            f"To go on anyway: delete `{end['file']}`, run `reprolab invalidate "
+            f'{end["paper_id"]} {not_run[0]} --reason "..."`, then the same command again.',
+            "",
+        ]
+    return lines
+
+
 def conclusions_section(verdicts: list[dict], figure_rows: list[tuple]) -> list[str]:
     """The code's numbers first, then each stage's verdict with the supervisor's word
-    (its numbers unchecked, its classification words held to the code's)."""
+    (checked against the stage's comparison: claims, classification, status words)."""
     overall, counts = classification_tally(figure_rows)
-    by_stage: dict[str, set[str]] = {}
+    by_stage: dict[str, dict] = {}
     for _, stage_id, fig in figure_rows:
-        by_stage.setdefault(stage_id, set()).add(fig["classification"])
+        by_stage.setdefault(stage_id, {"figures": []})["figures"].append(fig)
     return [
         "## 6. Conclusions",
         "",
@@ -166,8 +197,10 @@ def conclusions_section(verdicts: list[dict], figure_rows: list[tuple]) -> list[
         f"target figures reproduced (SUCCESS); overall classification **{overall}** "
         f"({counts['SUCCESS']} SUCCESS, {counts['PARTIAL']} PARTIAL, {counts['FAILURE']} "
         "FAILURE). Numbers are computed by code from the simulation outputs and the paper's "
-        "digitized data; the prose below is the agents', marked where no checked claim backs it.",
+        "digitized data; the prose below is the agents', marked where no checked claim backs "
+        "it and struck through where the code contradicts it.",
         "",
-        *(_stage_conclusion(v, by_stage.get(v["stage_id"], set())) for v in verdicts),
+        *paper_end_banner(verdicts)[:2],
+        *(_stage_conclusion(v, by_stage.get(v["stage_id"], {"figures": []})) for v in verdicts),
         "",
     ]

@@ -118,6 +118,7 @@ def design_stage(
         [read_json(p) for p in hierarchy_verdicts],
         eligibility.spent_seconds(run.out_dir),
         run.total_runtime_budget_s,
+        eligibility.ended_before(run.out_dir, plan, stage),
     )
     if reason:
         block(run, out_design, stage_id, reason)

@@ -32,6 +32,7 @@ from reprolab.report.markdown import (
     summary_table,
     title_section,
 )
+from reprolab.report.sections import paper_end_banner
 from reprolab.report.security import flagged_passages_section
 
 
@@ -174,6 +175,7 @@ def write_report(run, inputs, out_report, out_html=None) -> None:
     figure_rows = figures_in_plan_order(records)
 
     md = title_section(run)
+    md += paper_end_banner(records.verdicts)  # the supervisor ended it: said first
     md += executive_summary(
         figure_rows,
         len(run.paper.meta.figures),

@@ -18,8 +18,10 @@ from reprolab.fileio import (
     read_json,
 )
 from reprolab.gates import consent, protocol
+from reprolab.physics import claims
 from reprolab.physics import thresholds as th
 from reprolab.settings import PaperRun
+from reprolab.steps import backtrack as backtracks
 from reprolab.steps import eligibility, run_failures
 from reprolab.steps.backtrack import backtrack, replan
 from reprolab.steps.convergence import judged_with_convergence
@@ -75,6 +77,16 @@ def run_history(result_path: Path) -> dict:
     }
 
 
+def code_review_of(stage_dir: Path) -> dict | None:
+    """The CodeReviewer's output on the code that ran (its backtrack suggestion counts)."""
+    try:
+        code = read_json(read_json(stage_dir / "result.json")["code_artifact"])
+        attempt = code["provenance"]["attempt"]
+        return read_json(stage_dir / f"code_review.r{attempt}.json")["output"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def stage_verdict(
     run,
     plan_path,
@@ -104,6 +116,9 @@ def stage_verdict(
     ran = run_failures.failed_run_reason(Path(checks_path).with_name("result.json"))
     if ran and status == "completed_failed":
         reason = f"{ran}; {reason}"  # the cause first: the checks only saw its effects
+    found = backtracks.suggestions(
+        validation, analysis["output"], code_review_of(Path(out_verdict).parent)
+    )
     artifact = ask_supervisor(
         run,
         plan,
@@ -114,22 +129,38 @@ def stage_verdict(
         analysis,
         adaptations_path,
         out_verdict,
+        found,
     )
-    verdict, status, reason, user_note = act_on_supervisor(
-        run, plan, stage, status, reason, artifact["output"], validation
-    )
+    said = claims.audit_supervisor(artifact["output"], comparison, status)["sections"][0]
+    acted = act_on_supervisor(run, plan, stage, status, reason, artifact["output"], found, said)
+    write_verdict(run, stage, out_verdict, artifact, said, found, acted)
+
+
+def write_verdict(run, stage, out_verdict, artifact, said, found, acted) -> None:
+    """verdict.json: the code's status, what the supervisor said and how code checked and
+    acted on it (its words' check, the agents' suggestions, an end or a new priority)."""
+    if said["status"] == "contradicted":
+        log_event(
+            run.out_dir,
+            "supervisor",
+            f"{stage.stage_id}: the supervisor's feedback contradicts the code "
+            f"({'; '.join(said['details'])}); the report strikes it",
+        )
     atomic_write_json(
         out_verdict,
         {
             "stage_id": stage.stage_id,
-            "status": status,
-            "reason": reason,
-            "supervisor_verdict": verdict,
+            "status": acted["status"],
+            "reason": acted["reason"],
+            "supervisor_verdict": acted["verdict"],
             "supervisor": artifact,
-            "user_note": user_note,
+            "supervisor_check": {"status": said["status"], "details": said["details"]},
+            "backtrack_suggestions": found,
+            "user_note": acted["user_note"],
+            **{k: acted[k] for k in ("paper_end", "priority") if acted.get(k)},
         },
     )
-    log_event(run.out_dir, "verdict", f"{stage.stage_id}: {status} ({reason})")
+    log_event(run.out_dir, "verdict", f"{stage.stage_id}: {acted['status']} ({acted['reason']})")
 
 
 def write_blocked_verdict(run, blocked: dict, out_verdict) -> None:
@@ -148,7 +179,16 @@ def write_blocked_verdict(run, blocked: dict, out_verdict) -> None:
 
 
 def ask_supervisor(
-    run, plan, stage, decided, comparison, validation, analysis, adaptations_path, out_verdict
+    run,
+    plan,
+    stage,
+    decided,
+    comparison,
+    validation,
+    analysis,
+    adaptations_path,
+    out_verdict,
+    found=(),
 ) -> dict:
     """The Supervisor's call, with what code decided and the stage's history."""
     # Other stages only: a rerun must not see this stage's previous verdict.
@@ -178,7 +218,7 @@ def ask_supervisor(
                 for f in comparison["figures"]
             ],
             revision_counts=revision_counts(Path(out_verdict).parent),
-            backtrack_suggestion=validation.get("backtrack_suggestion"),
+            backtrack_suggestions=list(found),
             user_interactions=read_jsonl(run.out_dir / "user_interactions.jsonl"),
         ),
         session=run.agents,
@@ -186,12 +226,16 @@ def ask_supervisor(
     )
 
 
-def act_on_supervisor(run, plan, stage, status, reason, output: dict, validation: dict):
-    """(verdict, status, reason, user_note) after code has applied the rules: two
-    consecutive failures replan, backtracks go through the decision matrix, ask_user
-    is a gate, and the material checkpoint is mandatory after stage 0."""
+def act_on_supervisor(
+    run, plan, stage, status, reason, output: dict, found=(), said: dict | None = None
+) -> dict:
+    """{verdict, status, reason, user_note, paper_end, priority} after code has applied
+    the rules: two consecutive failures replan, backtracks go through the decision
+    matrix, ask_user is a gate, change_priority and the end of the paper are checked in
+    code (eligibility), and the material checkpoint is mandatory after stage 0."""
     verdict = output["verdict"]
-    user_note = None
+    acted = {"user_note": None}
+    eligibility.clear_paper_end(run.out_dir, stage.stage_id)  # judged again: its own end too
     previous = progress_by_time(run.out_dir, stage.stage_id)
     if status == "completed_failed" and previous and previous[-1]["status"] == status:
         log_event(
@@ -201,16 +245,32 @@ def act_on_supervisor(run, plan, stage, status, reason, output: dict, validation
             f"{previous[-1]['stage_id']}); replanning (supervisor said {verdict})",
         )
         verdict = "replan_needed"
+    material = stage.stage_type == StageType.MATERIAL_VALIDATION
     if verdict == "replan_needed":
-        verdict = replan(run, stage, output.get("feedback") or reason)
+        verdict = replan(run, stage, output.get("feedback") or reason, said)
     if verdict == "backtrack_to_stage":
-        verdict = backtrack(run, plan, stage, output, validation.get("backtrack_suggestion"))
-    if verdict == "ask_user" and stage.stage_type != StageType.MATERIAL_VALIDATION:
-        decision = supervisor_gate(run, stage, status, reason, output)
-        verdict, user_note = "ok_continue", decision.note
+        verdict = backtrack(run, plan, stage, output, found, said)
+    if verdict == "ask_user" and not material:
+        decision = supervisor_gate(run, stage, status, reason, output, said)
+        verdict, acted["user_note"] = "ok_continue", decision.note
         if decision.action == "reject":
             status, reason = "completed_failed", f"stopped by the user: {decision.note}"
-    if stage.stage_type == StageType.MATERIAL_VALIDATION and verdict != "ask_user":
+    if verdict == "change_priority" and not material:
+        acted["priority"] = eligibility.change_priority(
+            run.out_dir, plan, stage, status, output.get("priority") or []
+        )
+        log_event(run.out_dir, "supervisor", priority_line(stage, acted["priority"]))
+    if verdict in ("should_stop", "all_complete") and not material:
+        acted["paper_end"] = eligibility.end_paper(
+            run.out_dir, stage.stage_id, verdict, output.get("feedback") or ""
+        )
+        log_event(
+            run.out_dir,
+            "supervisor",
+            f"{stage.stage_id}: the supervisor ended the paper ({verdict}); later stages "
+            "are not run and the report says so",
+        )
+    if material and verdict != "ask_user":
         # The material checkpoint is mandatory whatever the supervisor says.
         log_event(
             run.out_dir,
@@ -218,11 +278,23 @@ def act_on_supervisor(run, plan, stage, status, reason, output: dict, validation
             f"{stage.stage_id}: supervisor said {verdict}; material checkpoint enforced",
         )
         verdict = "ask_user"
-    return verdict, status, reason, user_note
+    return {**acted, "verdict": verdict, "status": status, "reason": reason}
 
 
-def supervisor_gate(run: PaperRun, stage: PlanStage, status: str, reason: str, output: dict):
-    """The supervisor asks the user: approve goes on, reject stops this stage (failed)."""
+def priority_line(stage: PlanStage, record: dict) -> str:
+    order = ", ".join(record["order"]) or "nothing"
+    refused = f"; refused: {'; '.join(record['refused'])}" if record["refused"] else ""
+    return (
+        f"{stage.stage_id}: change_priority: {order} first{refused} (Snakemake orders the "
+        "jobs it has not yet planned by it: later stages of this run, every stage of the next)"
+    )
+
+
+def supervisor_gate(
+    run: PaperRun, stage: PlanStage, status: str, reason: str, output: dict, said=None
+):
+    """The supervisor asks the user: approve goes on, reject stops this stage (failed).
+    Feedback the code contradicts is said to be so in the question."""
     done = len(read_jsonl(run.out_dir / "backtracks.jsonl"))
     gate_id = f"{stage.stage_id}.supervisor" + (f".round{done + 1}" if done else "")
     sha = protocol.content_sha256({"status": status, "reason": reason, "supervisor": output})
@@ -234,7 +306,8 @@ def supervisor_gate(run: PaperRun, stage: PlanStage, status: str, reason: str, o
         sha256=sha,
         question=(
             f"The supervisor of {stage.stage_id} ({status}: {reason}) asks you: "
-            f"{output.get('feedback') or 'how to go on?'} approve: go on with the next "
+            f"{output.get('feedback') or 'how to go on?'}{contradicted_note(said)} "
+            "approve: go on with the next "
             "stages; reject: stop here (this stage counts as failed; give the reason in "
             "'note')."
         ),
@@ -253,6 +326,12 @@ def supervisor_gate(run: PaperRun, stage: PlanStage, status: str, reason: str, o
         kind="supervisor_ask_user",
     )
     return decision
+
+
+def contradicted_note(said: dict | None) -> str:
+    if not said or said["status"] != "contradicted":
+        return ""
+    return f" [CONTRADICTED by the code: {'; '.join(said['details'])}]"
 
 
 def progress_by_time(out_dir: Path, stage_id: str) -> list[dict]:

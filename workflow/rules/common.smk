@@ -8,7 +8,7 @@ from pathlib import Path
 from snakemake.exceptions import IncompleteCheckpointException
 
 from reprolab.artifacts import plan_rerun_note
-from reprolab.steps.eligibility import HIERARCHY
+from reprolab.steps.eligibility import HIERARCHY, priority_of
 from reprolab.errors import ReproLabError
 from reprolab.fileio import lock_outputs_dir
 from reprolab.smk import cached_json, cached_paper
@@ -171,6 +171,11 @@ def find_stage(wildcards):
 
 def stage_file(wildcards, stage_id, name):
     return f"{OUT}/{wildcards.paper}/stages/{stage_id}/{name}"
+
+
+def stage_priority(wildcards):
+    """The supervisor's change_priority: its first choice highest, else 0 (plan order)."""
+    return priority_of(f"{OUT}/{wildcards.paper}", wildcards.stage)
 
 
 def get_design_inputs(wildcards):

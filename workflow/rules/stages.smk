@@ -10,6 +10,7 @@ rule design:
         design=f"{STAGE_OUT}/design.json",
     log:
         f"{STAGE_OUT}/logs/design.log",
+    priority: stage_priority
     localrule: True
     script:
         "../scripts/design.py"
@@ -24,6 +25,7 @@ rule generate_code:
         script=f"{STAGE_OUT}/simulation.py",
     log:
         f"{STAGE_OUT}/logs/generate_code.log",
+    priority: stage_priority
     localrule: True
     script:
         "../scripts/generate_code.py"
@@ -42,6 +44,7 @@ rule simulate:
         result=f"{STAGE_OUT}/result.json",
     log:
         f"{STAGE_OUT}/logs/simulate.log",
+    priority: stage_priority
     localrule: True
     conda:
         "../../envs/reprolab.yaml"
