@@ -38,6 +38,30 @@ def feature_table(fig: dict) -> list[str]:
     return md
 
 
+def key_value_table(fig: dict) -> list[str]:
+    """The paper's headline numbers (metadata key_values) as read off the reproduction,
+    each with its relative error and class (they count in the figure's classification)."""
+    rows = [(c["curve_id"], kv) for c in fig["curves"] for kv in c.get("key_values", [])]
+    if not rows:
+        return []
+    band = th.KEY_VALUE
+    md = [
+        "",
+        f"Key values the paper states (SUCCESS up to {band.acceptable:.0%} relative error, "
+        f"PARTIAL up to {band.investigate:.0%}):",
+        "",
+        *table_header("curve", "key value", "paper", "reproduced", "error (rel.)", "class"),
+    ]
+    for curve_id, kv in rows:
+        unit = "" if kv.get("unit") in (None, "", "1") else f" {kv['unit']}"
+        md.append(
+            f"| {curve_id} | {kv.get('quantity') or kv['kind']} | {_fmt(kv['value'], '.5g')}{unit}"
+            f" | {_fmt(kv.get('sim'), '.5g')}{unit if kv.get('sim') is not None else ''} | "
+            f"{_fmt(kv.get('rel_error'), '%')} | {kv.get('class') or '–'} |"
+        )
+    return md
+
+
 def _curve_metrics_row(curve: dict) -> str:
     if "error" in curve:
         return f"| {curve['curve_id']} | – | – | – | – | FAILURE: {curve['error']} |"
@@ -81,6 +105,7 @@ def figure_section(
         "",
         *curve_metrics_table(fig),
         *feature_table(fig),
+        *key_value_table(fig),
     ]
     if narrative:
         audit = prose.stage_audit(Path(fig["overlay"]).parent) if fig.get("overlay") else None
