@@ -3,33 +3,16 @@ plot) becomes a paper folder whose skeleton `reprolab check` refuses until its T
 are resolved, and accepts once a person (here: code) has confirmed them."""
 
 import re
-import shutil
-from pathlib import Path
 
 import matplotlib
+import numpy as np
 import pytest
 import yaml
+from matplotlib.backends.backend_pdf import PdfPages
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.backends.backend_pdf import PdfPages  # noqa: E402
-
-from reprolab.cli import main  # noqa: E402
-from reprolab.paper import Paper  # noqa: E402
-
-EXAMPLE = Path(__file__).parents[1] / "examples" / "papers" / "silica_bragg_2026"
-
-
-def page(pdf, texts, plot=None):
-    fig = plt.figure(figsize=(8.5, 11))
-    fig.patch.set_visible(False)  # as in a journal PDF: no page-sized background
-    for y, text, size in texts:
-        fig.text(0.1, y, text, fontsize=size)
-    if plot:
-        plot(fig.add_axes([0.15, 0.55, 0.7, 0.3]))
-    pdf.savefig(fig)
-    plt.close(fig)
+from reprolab.cli import main
+from reprolab.paper import Paper
+from tests.paper_pdf import EXAMPLE, confirm, example_as_pdf, example_from_its_pdf, page
 
 
 def spectra(ax):
@@ -67,19 +50,6 @@ def pdf_path(tmp_path_factory):
             spectra,
         )
     return path
-
-
-def confirm(value):
-    """What a person does with the skeleton: keep what was found, fill in the rest."""
-    if isinstance(value, dict):
-        return {k: confirm(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [confirm(v) for v in value]
-    if isinstance(value, str) and value.startswith("TODO confirm: "):
-        return value.removeprefix("TODO confirm: ")
-    if isinstance(value, str) and value.startswith("TODO_confirm_"):
-        return value.removeprefix("TODO_confirm_")
-    return value
 
 
 def test_pdf_to_checked_paper_folder(pdf_path, tmp_path, capsys):
@@ -158,38 +128,17 @@ def test_markdown_source_and_refusals(pdf_path, tmp_path, capsys):
     assert not (tmp_path / "y").exists() and not (tmp_path / "z").exists()
 
 
-def example_as_pdf(path: Path) -> None:
-    """The bundled example as a journal would print it: its text, then each figure as a
-    vector plot of its digitized curves with its axis labels and a numbered caption."""
-    paper = Paper(EXAMPLE)
-    lines = [ln for ln in paper.text().splitlines() if ln.strip()][:12]
-    with matplotlib.rc_context({"pdf.fonttype": 42}), PdfPages(path) as pdf:
-        texts = [(0.92, lines[0].lstrip("# "), 16)]
-        for i, ln in enumerate(lines[1:]):
-            size = 13 if ln.startswith("#") else 9
-            texts.append((0.88 - 0.03 * i, ln.lstrip("# ")[:90], size))
-        page(pdf, texts)
-        for n, fig in enumerate(paper.meta.figures, start=1):
-
-            def plot(ax, fig=fig):
-                for c in fig.curves:
-                    ax.plot(*paper.curve_data(fig.figure_id, c.curve_id), label=c.label)
-                ax.set_xlabel(fig.x_axis.label)
-                ax.set_ylabel(fig.y_axes.left.label)
-                ax.legend()
-
-            page(pdf, [(0.47, f"Fig. {n}: {fig.title}.", 10)], plot)
-
-
 def test_example_from_its_pdf_is_the_example_the_recordings_replay(tmp_path, capsys):
     """new-paper finds every figure of the example's PDF with its number, caption, axis
-    labels and legend; confirming the skeleton and adding the digitized CSVs gives a
-    folder with the example's figures, axes and curves, which its recordings fit."""
+    labels and legend, and its whole text with the section headings; confirming the
+    skeleton and adding the digitized CSVs gives a folder with the example's figures,
+    axes and curves, which its recordings fit. (tests/test_pipeline.py runs the
+    pipeline on exactly this folder.)"""
     pdf = tmp_path / "silica.pdf"
     example_as_pdf(pdf)
-    out = tmp_path / "silica_bragg_2026"
-    assert main(["new-paper", str(pdf), "--id", "silica_bragg_2026", "--out", str(out)]) == 0
-    meta = yaml.safe_load((out / "metadata.yaml").read_text())
+    skel = tmp_path / "skeleton"
+    assert main(["new-paper", str(pdf), "--id", "silica_bragg_2026", "--out", str(skel)]) == 0
+    meta = yaml.safe_load((skel / "metadata.yaml").read_text())
     example = Paper(EXAMPLE).meta
     assert [f["figure_id"] for f in meta["figures"]] == [f.figure_id for f in example.figures]
     for found, fig in zip(meta["figures"], example.figures, strict=True):
@@ -199,18 +148,20 @@ def test_example_from_its_pdf_is_the_example_the_recordings_replay(tmp_path, cap
         assert [c["label"] for c in found["curves"]] == [
             f"TODO confirm: {c.label}" for c in fig.curves
         ]
-    meta = confirm(meta)
-    meta |= {"authors": example.authors, "domain": example.domain}
-    for found, fig in zip(meta["figures"], example.figures, strict=True):
-        # what a person supplies: the quantities and units, the curve ids, the data
-        found["x_axis"] = fig.x_axis.model_dump(exclude_defaults=True)
-        found["y_axes"] = {"left": fig.y_axes.left.model_dump(exclude_defaults=True)}
-        for c, want in zip(found["curves"], fig.curves, strict=True):
-            c |= {"curve_id": want.curve_id, "digitized": want.digitized}
-    shutil.copytree(EXAMPLE / "data", out / "data")
-    (out / "metadata.yaml").write_text(yaml.safe_dump(meta, allow_unicode=True))
+    md = (skel / "paper.md").read_text()
+    headings = [ln for ln in md.splitlines() if ln.startswith("#")]
+    assert headings == [
+        f"# {example.title.replace('Ta2O5', 'Ta₂O₅').replace('SiO2', 'SiO₂')}",
+        "## Abstract",
+        "## 1. Methods",
+        "## 2. Results",
+        "## 3. Conclusion",
+        "## References",
+    ]
+    assert "0.5655 to 0.7655 µm" in md  # a number the comparison and checks rely on
+
+    out = example_from_its_pdf(tmp_path / "made")
     capsys.readouterr()
-    assert main(["check", str(out)]) == 0, capsys.readouterr().err
     assert main(["check-recordings", str(out), "--recordings", str(EXAMPLE / "recordings")]) == 0
     made = Paper(out).meta
     for a, b in zip(made.figures, example.figures, strict=True):

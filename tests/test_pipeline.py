@@ -1,8 +1,10 @@
 """The example paper through real Snakemake, real submitit jobs and real Meep runs.
 
-One temporary working directory walks the whole user story: the material gate
-blocks, a stale approval is refused, a valid approval resumes, the report holds
-every figure, and a rerun does nothing.
+One temporary working directory walks the whole user story from a PDF: `reprolab
+new-paper` makes the paper folder from the example's PDF (confirmed and checked as a
+person would), the example's recordings replay it, the material gate blocks, a stale
+approval is refused, a valid approval resumes, the report holds every figure, and a
+rerun does nothing.
 """
 
 import json
@@ -14,6 +16,7 @@ import pytest
 import yaml
 
 from tests.conftest import EXAMPLE, REPO
+from tests.paper_pdf import example_from_its_pdf
 
 pytestmark = pytest.mark.pipeline
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
@@ -45,9 +48,10 @@ def snakemake_cmd(workdir: Path, *extra: str) -> list[str]:
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory):
     wd = tmp_path_factory.mktemp("run")
+    paper_dir = example_from_its_pdf(wd / "papers")
     config = {
         "outputs_dir": "outputs",
-        "papers": [{"paper_dir": str(EXAMPLE)}],
+        "papers": [{"paper_dir": str(paper_dir), "recordings": str(EXAMPLE / "recordings")}],
         "provider": {"kind": "replay"},
         "simulation": {"executor": "local", "max_mpi_ranks": 2},
         "gates": {"auto_approve": []},

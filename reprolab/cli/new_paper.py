@@ -184,16 +184,35 @@ def read_pdf(src: Path, fig_dir: Path) -> tuple[str | None, str, list[dict]]:
             figures.append(
                 {"figure_id": fid, "image": f"figures/{fid}.png", "caption": caption, **labels}
             )
+        heading = None  # the heading line just written, if the last line was one
         for ln in lines:
             if any(ln["rect"].intersects(r["area"]) for r in regions):
                 continue  # tick and axis labels belong to the figure
             if ln["size"] > body * 1.15 and len(ln["text"]) < 120:
                 level = max(1, len(sizes) - sizes.index(ln["size"]))
+                if continues(heading, ln):  # a title printed on two lines is one heading
+                    heading["text"] += " " + ln["text"]
+                    md[-1] = f"\n{'#' * min(level, 4)} {heading['text']}\n"
+                    heading["rect"] = ln["rect"]
+                    title = heading["text"] if heading["is_title"] else title
+                    continue
+                heading = {**ln, "is_title": title is None}
                 title = title or ln["text"]
                 md.append(f"\n{'#' * min(level, 4)} {ln['text']}\n")
             else:
+                heading = None
                 md.append(ln["text"])
     return title, "\n".join(md).strip() + "\n", figures
+
+
+def continues(heading: dict | None, line: dict) -> bool:
+    """Whether a large-type line is the next line of the heading just before it: the
+    same size, directly below it (less than a line's height apart; tightly set lines
+    overlap a little)."""
+    if heading is None or abs(heading["size"] - line["size"]) > 0.1:
+        return False
+    gap = line["rect"].y0 - heading["rect"].y1
+    return -0.5 * line["size"] < gap < 0.8 * line["size"]
 
 
 def page_content(page) -> tuple[list[dict], list[dict]]:
