@@ -166,3 +166,14 @@ def test_example_from_its_pdf_is_the_example_the_recordings_replay(tmp_path, cap
     made = Paper(out).meta
     for a, b in zip(made.figures, example.figures, strict=True):
         assert (a.x_axis, a.y_axes, a.curves) == (b.x_axis, b.y_axes, b.curves)
+
+
+def test_a_pdf_without_pymupdf_is_a_clear_error(pdf_path, tmp_path, capsys, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "pymupdf", None)  # as if it were not installed
+    out = tmp_path / "p"
+    assert main(["new-paper", str(pdf_path), "--id", "p", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "reading a PDF needs PyMuPDF (pip install pymupdf" in err
+    assert "give the paper as markdown (.md)" in err and not out.exists()

@@ -157,10 +157,16 @@ def read_markdown(src: Path, fig_dir: Path) -> tuple[str | None, str, list[dict]
 
 
 def read_pdf(src: Path, fig_dir: Path) -> tuple[str | None, str, list[dict]]:
-    import pymupdf
-
     from reprolab.errors import InputFileError
 
+    try:
+        import pymupdf
+    except ImportError:  # optional: AGPL-licensed, see docs/paper-format.md
+        raise InputFileError(
+            src,
+            "reading a PDF needs PyMuPDF (pip install pymupdf; AGPL-3.0, see "
+            "docs/paper-format.md); without it, give the paper as markdown (.md)",
+        ) from None
     try:
         doc = pymupdf.open(src)
     except Exception as exc:  # noqa: BLE001 - any unreadable PDF is the user's file
