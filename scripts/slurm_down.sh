@@ -19,6 +19,8 @@ for user in "$STATE_DIR"/users/*; do
   fi
   rm -f "$user" # a session that ended without slurm_down
 done
+started=""
+[ -s "$PIDS" ] && started=1
 tac "$PIDS" | while read -r name pid; do
   [ -n "${pid:-}" ] || continue
   if kill "$pid" 2>/dev/null; then
@@ -31,3 +33,16 @@ tac "$PIDS" | while read -r name pid; do
   fi
 done
 : >"$PIDS"
+# Our slurm.conf goes with the daemons: left behind, it makes every `scontrol` wait
+# ~9 s for a controller that is gone, and Snakemake's Slurm plugin runs one on import,
+# in every run, local ones and `-n` too.
+CONF=${REPROLAB_SLURM_CONF_DIR:-/etc/slurm}/slurm.conf # the variable: for tests
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+if [ -n "$started" ] && grep -q "Written by reprolab" "$CONF" 2>/dev/null; then
+  if [ -f "$STATE_DIR/slurm.conf.orig" ]; then
+    $SUDO mv "$STATE_DIR/slurm.conf.orig" "$CONF"
+  else
+    $SUDO rm -f "$CONF"
+  fi
+fi

@@ -119,6 +119,10 @@ $SHORT_PARTITION
 # PartitionTimeLimit); reprolab.jobs.submit cancels it and says why.
 EnforcePartLimits=NO
 EOF
+# A configuration that is not ours is kept aside; slurm_down.sh puts it back.
+if [ -f "$CONF_DIR/slurm.conf" ] && ! grep -q "Written by reprolab" "$CONF_DIR/slurm.conf"; then
+  $SUDO cp -p "$CONF_DIR/slurm.conf" "$STATE_DIR/slurm.conf.orig"
+fi
 $SUDO cp "$STATE_DIR/slurm.conf" "$CONF_DIR/slurm.conf"
 
 # munge: a key, its run directory, the daemon as the munge user.
