@@ -206,6 +206,26 @@ def test_no_sbatch(tmp_path, monkeypatch):
 
 
 @pytest.mark.slurm
+def test_a_slurm_client_without_its_controller_is_noted_for_local_runs(
+    tmp_path,
+    monkeypatch,
+    slurm_cluster,  # noqa: F811  (installs the Slurm client)
+):
+    # A machine that once ran Slurm (or a workstation with the client) and no controller:
+    # not needed for a local run, but every snakemake start would wait for it.
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("ClusterName=x\nSlurmctldHost=nowhere(127.0.0.9)\nSlurmctldPort=6999\n")
+    monkeypatch.setenv("SLURM_CONF", str(conf))
+    check = doctor.check_slurm_unused()
+    assert not check.ok and not check.needed  # a note: the exit status stays 0
+    assert f"{conf} names a controller that does not answer" in check.detail
+    assert re.search(r"every snakemake start waits [1-9]\d* s", check.detail), check.detail
+    assert "scripts/slurm_down.sh" in check.fix
+    monkeypatch.setenv("SLURM_CONF", str(tmp_path / "absent.conf"))
+    assert doctor.check_slurm_unused().ok
+
+
+@pytest.mark.slurm
 def test_slurm_controller_down(tmp_path, monkeypatch, slurm_cluster):  # noqa: F811
     # This cluster's configuration, pointing at a controller nobody runs.
     conf = Path("/etc/slurm/slurm.conf").read_text()

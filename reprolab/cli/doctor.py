@@ -247,6 +247,31 @@ def sbatch_options(slurm: dict) -> list[str]:
     return opts
 
 
+def check_slurm_unused() -> Check:
+    """Local runs: Slurm is not used, but a Slurm client configured for a controller
+    that does not answer still costs every snakemake start: Snakemake's Slurm executor
+    plugin runs `scontrol show config` when it is imported, and every run imports it."""
+    unused = "not used (simulation.executor: local; --slurm checks it as for --profile slurm)"
+    conf = Path(os.environ.get("SLURM_CONF", "/etc/slurm/slurm.conf"))
+    if not shutil.which("scontrol") or not conf.is_file():
+        return Check("slurm", True, unused)
+    if "is UP" in _run(["scontrol", "ping"], timeout=30).stdout:
+        return Check("slurm", True, unused)
+    start = time.monotonic()
+    _run(["scontrol", "show", "config"], timeout=30)
+    waited = time.monotonic() - start
+    return Check(
+        "slurm",
+        waited < 1,
+        f"{unused}; {conf} names a controller that does not answer, and every snakemake "
+        f"start waits {waited:.0f} s for it (Snakemake's Slurm plugin runs `scontrol show "
+        "config` on import)",
+        f"start the controller, or move {conf} away on a machine that does not use Slurm "
+        "(scripts/slurm_down.sh removes the one scripts/slurm_up.sh wrote)",
+        needed=False,
+    )
+
+
 def check_slurm(slurm: dict, ranks: int, mem_mb: int) -> list[Check]:
     """sbatch found, the controller up, and the request accepted (`sbatch --test-only`)."""
     if not shutil.which("sbatch"):
@@ -395,13 +420,7 @@ def run(args: argparse.Namespace, config: dict) -> int:
         if all(c.ok for c in checks if c.name.startswith("slurm") or c.name == "outputs"):
             checks.append(check_shared_files(slurm, args.python, out, args.wait_s))
     else:
-        checks.append(
-            Check(
-                "slurm",
-                True,
-                "not used (simulation.executor: local; --slurm checks it as for --profile slurm)",
-            )
-        )
+        checks.append(check_slurm_unused())
     checks.append(check_api_key(dict(config.get("provider") or {})))
     for check in checks:
         print(check.line(), flush=True)
