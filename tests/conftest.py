@@ -15,6 +15,23 @@ REPROLAB = str(Path(sys.executable).with_name("reprolab"))
 os.environ.pop("ANTHROPIC_API_KEY", None)
 
 
+def write_config(wd: Path, papers: list[Path] = (EXAMPLE,), **extra) -> None:
+    """The config most pipeline tests run with: `papers` replayed from their recordings,
+    local jobs of up to 2 ranks, the material gate auto-approved; `extra` sections
+    (checks, debug, gates, ...) replace the defaults."""
+    import yaml
+
+    config = {
+        "outputs_dir": "outputs",
+        "papers": [{"paper_dir": str(p)} for p in papers],
+        "provider": {"kind": "replay"},
+        "simulation": {"executor": "local", "max_mpi_ranks": 2},
+        "gates": {"auto_approve": ["material_checkpoint"]},
+        **extra,
+    }
+    (wd / "config.yaml").write_text(yaml.safe_dump(config))
+
+
 def reprolab_cli(wd: Path, *args: str) -> subprocess.CompletedProcess:
     """`reprolab ARGS --configfile config.yaml` as a user types it in the run's folder."""
     return subprocess.run(

@@ -13,12 +13,11 @@ import os
 
 import numpy as np
 import pytest
-import yaml
 
 from reprolab.physics import thresholds as th
 from reprolab.report import html as report_html
 from reprolab.report import markdown
-from tests.conftest import EXAMPLE
+from tests.conftest import EXAMPLE, write_config
 from tests.test_pipeline import PAPER, snakemake
 
 pytestmark = pytest.mark.pipeline
@@ -28,15 +27,7 @@ STAGE = "stage1_single_slab"
 @pytest.fixture(scope="module")
 def converged(tmp_path_factory):
     wd = tmp_path_factory.mktemp("convergence")
-    config = {
-        "outputs_dir": "outputs",
-        "papers": [{"paper_dir": str(EXAMPLE)}],
-        "provider": {"kind": "replay"},
-        "simulation": {"executor": "local", "max_mpi_ranks": 2},
-        "gates": {"auto_approve": ["material_checkpoint"]},
-        "checks": {"convergence": True},
-    }
-    (wd / "config.yaml").write_text(yaml.safe_dump(config))
+    write_config(wd, checks={"convergence": True})
     target = f"outputs/{PAPER}/stages/{STAGE}/verdict.json"
     run = snakemake(wd, target)
     assert run.returncode == 0, run.stderr[-3000:]

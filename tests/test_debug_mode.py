@@ -4,9 +4,8 @@ simulation stage at half resolution, the diagnostic plots and debug_summary.json
 import json
 
 import pytest
-import yaml
 
-from tests.conftest import EXAMPLE
+from tests.conftest import write_config
 from tests.test_pipeline import PAPER, snakemake
 
 pytestmark = pytest.mark.pipeline
@@ -16,15 +15,9 @@ PNG = b"\x89PNG\r\n\x1a\n"
 @pytest.fixture(scope="module")
 def debug_run(tmp_path_factory):
     wd = tmp_path_factory.mktemp("debug")
-    config = {
-        "outputs_dir": "outputs",
-        "papers": [{"paper_dir": str(EXAMPLE)}],
-        "provider": {"kind": "replay"},
-        "simulation": {"executor": "local", "max_mpi_ranks": 2},
-        "gates": {"auto_approve": ["material_checkpoint"]},
-        "debug": {"enabled": True, "resolution_factor": 0.5, "max_stage_runtime_minutes": 2},
-    }
-    (wd / "config.yaml").write_text(yaml.safe_dump(config))
+    write_config(
+        wd, debug={"enabled": True, "resolution_factor": 0.5, "max_stage_runtime_minutes": 2}
+    )
     run = snakemake(wd)
     assert run.returncode == 0, run.stderr[-3000:]
     return wd

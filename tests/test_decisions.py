@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import EXAMPLE
+from tests.conftest import EXAMPLE, write_config
 from tests.conftest import reprolab_cli as cli
 from tests.test_pipeline import snakemake
 
@@ -45,18 +45,6 @@ def copy_recording(rec: Path, agent: str, source: int, attempt: int) -> None:
     """The recording of attempt `source`, replayed as attempt `attempt`."""
     data = yaml.safe_load((rec / f"{agent}.a{source}.yaml").read_text()) | {"attempt": attempt}
     (rec / f"{agent}.a{attempt}.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
-
-
-def write_config(wd: Path, papers: list[Path], **extra) -> None:
-    config = {
-        "outputs_dir": "outputs",
-        "papers": [{"paper_dir": str(p)} for p in papers],
-        "provider": {"kind": "replay"},
-        "simulation": {"executor": "local", "max_mpi_ranks": 2},
-        "gates": {"auto_approve": ["material_checkpoint"]},
-        **extra,
-    }
-    (wd / "config.yaml").write_text(yaml.safe_dump(config))
 
 
 def target(paper: str, stage: str, name: str = "verdict.json") -> str:

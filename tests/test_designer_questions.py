@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import EXAMPLE
+from tests.conftest import EXAMPLE, write_config
 from tests.conftest import reprolab_cli as cli
 from tests.test_pipeline import snakemake
 
@@ -49,14 +49,7 @@ def asking_designer(dest: Path) -> Path:
 def asked(tmp_path_factory):
     wd = tmp_path_factory.mktemp("designer_asks")
     paper = asking_designer(wd / "paper")
-    config = {
-        "outputs_dir": "outputs",
-        "papers": [{"paper_dir": str(paper)}],
-        "provider": {"kind": "replay"},
-        "simulation": {"executor": "local", "max_mpi_ranks": 2},
-        "gates": {"auto_approve": ["material_checkpoint"]},
-    }
-    (wd / "config.yaml").write_text(yaml.safe_dump(config))
+    write_config(wd, [paper])
     runs = {"first": snakemake(wd, DESIGN)}
     runs["designed_before_the_answer"] = (wd / DESIGN).exists()
     runs["status"] = cli(wd, "status")

@@ -19,6 +19,7 @@ import re
 import pytest
 import yaml
 
+from tests.conftest import write_config
 from tests.test_decisions import (
     STAGE0,
     STAGE1,
@@ -27,7 +28,6 @@ from tests.test_decisions import (
     copy_recording,
     edit_recording,
     stage_dir,
-    write_config,
 )
 from tests.test_pipeline import snakemake
 from tests.test_wrong_on_purpose import edit_csv
