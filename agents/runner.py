@@ -6,30 +6,20 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import importlib
 import json
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from pydantic import BaseModel
 
 from agents import (
-    code_generator,
-    code_reviewer,
-    comparison_validator,
     context_gate,
     context_window,
-    design_reviewer,
-    execution_validator,
     output_gate,
-    physics_sanity,
-    plan_reviewer,
-    planner,
-    prompt_adaptor,
     prompts,
-    results_analyzer,
-    simulation_designer,
-    supervisor,
     untrusted,
 )
 from agents.cache import cache_key
@@ -52,20 +42,39 @@ from reprolab.fileio import (
 )
 from reprolab.gates import protocol
 
-OUTPUT_MODELS: dict[str, type[BaseModel]] = {
-    prompt_adaptor.AGENT: prompt_adaptor.PromptAdaptorOutput,
-    planner.AGENT: planner.PlannerOutput,
-    plan_reviewer.AGENT: plan_reviewer.PlanReviewerOutput,
-    simulation_designer.AGENT: simulation_designer.SimulationDesign,
-    design_reviewer.AGENT: design_reviewer.DesignReviewerOutput,
-    code_generator.AGENT: code_generator.GeneratedCode,
-    code_reviewer.AGENT: code_reviewer.CodeReviewerOutput,
-    execution_validator.AGENT: execution_validator.ExecutionValidatorOutput,
-    physics_sanity.AGENT: physics_sanity.PhysicsSanityOutput,
-    results_analyzer.AGENT: results_analyzer.AnalysisOutput,
-    comparison_validator.AGENT: comparison_validator.ComparisonValidatorOutput,
-    supervisor.AGENT: supervisor.SupervisorOutput,
-}
+
+class _OutputModels(Mapping[str, type[BaseModel]]):
+    """Each agent's output model, imported when first asked for: a step imports the
+    one or two agents it calls, not all twelve (a step job's start-up is mostly imports)."""
+
+    _WHERE = {
+        "prompt_adaptor": "PromptAdaptorOutput",
+        "planner": "PlannerOutput",
+        "plan_reviewer": "PlanReviewerOutput",
+        "simulation_designer": "SimulationDesign",
+        "design_reviewer": "DesignReviewerOutput",
+        "code_generator": "GeneratedCode",
+        "code_reviewer": "CodeReviewerOutput",
+        "execution_validator": "ExecutionValidatorOutput",
+        "physics_sanity": "PhysicsSanityOutput",
+        "results_analyzer": "AnalysisOutput",
+        "comparison_validator": "ComparisonValidatorOutput",
+        "supervisor": "SupervisorOutput",
+    }
+    """Agent name (its module in `agents`, its `AGENT`) -> output model class name."""
+
+    def __getitem__(self, agent: str) -> type[BaseModel]:
+        model = self._WHERE[agent]  # KeyError for an unknown agent, as a dict
+        return getattr(importlib.import_module(f"agents.{agent}"), model)
+
+    def __iter__(self):
+        return iter(self._WHERE)
+
+    def __len__(self) -> int:
+        return len(self._WHERE)
+
+
+OUTPUT_MODELS: Mapping[str, type[BaseModel]] = _OutputModels()
 
 
 def build_request(

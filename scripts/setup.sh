@@ -108,9 +108,15 @@ if [ -e "$VENV" ]; then
   fi
 fi
 
+# Our own modules' bytecode, refreshed where a source changed: every pipeline step is
+# a fresh interpreter, and where PYTHONDONTWRITEBYTECODE is set (as on our CI machines)
+# it would otherwise compile ~60 modules from source each time (~55 ms a step).
+compile_sources() { "$VENV/bin/python" -m compileall -q reprolab agents >/dev/null; }
+
 # Reinstall the venv's packages only when what they are built from changed.
 want=$(cat requirements.txt constraints.txt pyproject.toml | sha256sum | cut -d' ' -f1)
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ] && has_modules "$VENV/bin/python"; then
+  compile_sources
   exit 0
 fi
 echo "setup: building $VENV from $PYTHON (Python packages pinned in requirements.txt)"
@@ -125,5 +131,6 @@ assert numpy.__version__.startswith('1.'), 'numpy ' + numpy.__version__" 2>&1); 
   echo "$check" | tail -5 >&2
   exit 1
 fi
+compile_sources
 echo "$want" >"$STAMP"
 echo "setup: ready"

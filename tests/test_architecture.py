@@ -141,3 +141,49 @@ def test_workflow_scripts_call_the_steps():
         assert all(s.startswith("reprolab.steps") for s in sources - {"reprolab.smk"}), (
             f"{script}: imports {sorted(sources)}; scripts call reprolab.steps only"
         )
+
+
+# What a step job may import at start-up (every step is a fresh interpreter, and its
+# imports are most of its cost: issue #19). numpy only where curves are compared or
+# fields read; an agent's module only where that agent is called or its model read.
+HEAVY_AT_START = {
+    "numpy": {"compare"},
+    "matplotlib": set(),
+    "h5py": set(),
+    "agents.supervisor": {"verdict"},
+    "agents.code_reviewer": {"code", "run"},
+}
+
+
+@pytest.mark.parametrize(
+    "step",
+    [
+        "plan",
+        "design",
+        "code",
+        "run",
+        "checks",
+        "validate",
+        "compare",
+        "analyze",
+        "verdict",
+        "material",
+        "report",
+    ],
+)
+def test_a_step_job_imports_only_what_it_uses(step):
+    import json
+    import subprocess
+    import sys
+
+    probe = (
+        "import json, sys\n"
+        f"import reprolab.smk, reprolab.steps.{step}\n"
+        "print(json.dumps(sorted(sys.modules)))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, check=True
+    )
+    loaded = set(json.loads(out.stdout))
+    wrong = [m for m, allowed in HEAVY_AT_START.items() if m in loaded and step not in allowed]
+    assert not wrong, f"reprolab.steps.{step} imports {wrong} at start-up"

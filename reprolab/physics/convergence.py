@@ -23,8 +23,6 @@ from __future__ import annotations
 import math
 from dataclasses import asdict
 
-import numpy as np
-
 from reprolab.physics import compare
 from reprolab.physics import thresholds as th
 from reprolab.physics.check import Check
@@ -67,6 +65,8 @@ def _estimate(variant: str, a: float, b: float) -> float | None:
 def pointwise(label: str, xa, ya, xb, yb, x_grid=None, variant: str = RESOLUTION) -> dict:
     """Largest change of the curve between the run and the rerun on the figure's x grid
     (the run's grid without one), relative to the curve's max |y|."""
+    import numpy as np
+
     lo, hi = max(xa[0], xb[0]), min(xa[-1], xb[-1])
     grid = np.asarray(x_grid if x_grid is not None else xa, float)
     grid = grid[(grid >= lo) & (grid <= hi)]
@@ -84,6 +84,8 @@ def pointwise(label: str, xa, ya, xb, yb, x_grid=None, variant: str = RESOLUTION
 
 def feature_quantities(label: str, xa, ya, xb, yb, variant: str = RESOLUTION) -> list[dict]:
     """Position and height of every peak/dip of the rerun against the nearest of the run."""
+    import numpy as np
+
     scale = float(np.max(np.abs(yb))) or 1.0
     prom = compare.FEATURE_PROMINENCE * (float(np.ptp(yb)) or 1.0)
     fa, fb = compare.find_features(xa, ya, prom), compare.find_features(xb, yb, prom)
@@ -137,6 +139,8 @@ def key_value_quantities(label: str, xa, ya, xb, yb, key_values, variant=RESOLUT
 def curve_quantities(label, a: tuple, b: tuple, x_grid=None, key_values=(), variant=RESOLUTION):
     """Pointwise, features and key values of one curve: `a` the run's (x, y), `b` the
     rerun's."""
+    import numpy as np
+
     xa, ya = (np.asarray(v, float) for v in a)
     xb, yb = (np.asarray(v, float) for v in b)
     oa, ob = np.argsort(xa), np.argsort(xb)
