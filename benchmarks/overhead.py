@@ -16,7 +16,8 @@ this machine, in temporary working directories:
    (Meep compute of its points / (wall x cores)), and whether its gathered CSV is
    byte-identical to the baseline's;
 3. per-step start-up: importing what each workflow script imports, in a fresh
-   interpreter (the fastest of 3), and the median over the steps;
+   interpreter (the fastest of 3), and the median over the steps (both trees
+   byte-compiled, as `make setup` compiles the checkout);
 4. `snakemake -n` for 1, 10 and 100 synthetic papers (benchmarks/bench.py's);
 5. the sandbox per packed worker: bubblewrap's own setup (paid once per worker,
    where it was once per point), from benchmarks/sandbox_overhead.py.
@@ -55,6 +56,7 @@ import sandbox_overhead  # noqa: E402
 PY = sys.executable
 DEFAULT_OUT = str(REPO / "benchmarks/results/overhead")
 STAGE3 = REPO / "examples/papers/silica_bragg_2026/recordings/stage3_pairs_sweep"
+EXAMPLE_ID = STAGE3.parents[1].name  # the example paper's id, its outputs folder
 STEP_MODULES = "plan design code run checks validate compare analyze verdict material report"
 
 
@@ -221,8 +223,19 @@ def measure(trees: dict[str, Path], root: Path) -> dict:
     machine changes by the minute); the sweep stage twice each, alternating, the faster kept."""
     out: dict = {name: {} for name in trees}
     for name, tree in trees.items():
-        out[name]["example"] = example(tree, root / name / "ex")
-        print(name, json.dumps(out[name]["example"]), flush=True)
+        out[name]["example"] = ex = example(tree, root / name / "ex")
+        # Warm re-runs right after the run they divide: this machine's speed drifts by
+        # tens of percent over minutes, and the ratio must not straddle such a drift.
+        paper = Path(ex["workdir"]) / "outputs" / EXAMPLE_ID
+        meep = {
+            st.name: round(sum(meep_compute(st, root / name / "warm")), 3)
+            for st in sorted(paper.glob("stages/*"))
+            if (st / "result.json").is_file()
+        }
+        ex["meep_compute_s"] = meep
+        ex["meep_compute_total_s"] = total = round(sum(meep.values()), 3)
+        out[name]["wall_over_meep"] = round(ex["wall_s"] / total, 2)
+        print(name, json.dumps(ex), flush=True)
     for attempt in range(2):
         for name, tree in trees.items():
             got = sweep_stage(tree, root / name / f"sweep{attempt}")
@@ -320,6 +333,57 @@ def judge_chain(tree: Path, root: Path) -> dict:
         }
     out["saved_per_stage_s"] = round(out["five_jobs"]["jobs_s"] - out["one_job"]["jobs_s"], 3)
     return out
+
+
+AS_BUILT_WARM = (
+    "import os, runpy, sys, time\n"
+    "import meep\n"
+    "if sys.argv[1] == 'record':\n"
+    "    from reprolab.physics.as_built import install_as_built_recorder\n"
+    "    install_as_built_recorder(os.getcwd())\n"
+    "t = time.perf_counter()\n"
+    "runpy.run_path('simulation.py', run_name='__main__')\n"
+    "print('MEEP_S', time.perf_counter() - t)\n"
+)
+
+
+def as_built_cost(workdir: Path, scratch: Path, stage: str = "stage1_single_slab") -> dict:
+    """What the as-built record (#14: its field-energy sampler and its record of the
+    structure) costs a run: one stage's script warm with and without it, alternating,
+    the fastest of 3 each."""
+    run = workdir / "outputs" / EXAMPLE_ID / "stages" / stage / "run"
+    scratch.mkdir(parents=True)
+    shutil.copy(run / "simulation.py", scratch / "simulation.py")
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg", "PYTHONPATH": str(REPO)}
+    got: dict[str, list[float]] = {"plain": [], "record": []}
+    for _ in range(3):
+        for mode in got:
+            out = subprocess.run(
+                [PY, "-c", AS_BUILT_WARM, mode],
+                cwd=scratch,
+                env=env,
+                capture_output=True,
+                text=True,
+            ).stdout
+            got[mode] += [
+                float(ln.split()[1]) for ln in out.splitlines() if ln.startswith("MEEP_S")
+            ]
+    plain, record = min(got["plain"]), min(got["record"])
+    return {
+        "stage": stage,
+        "plain_s": round(plain, 3),
+        "record_s": round(record, 3),
+        "share": round(record / plain - 1, 3),
+    }
+
+
+def as_built_line(a: dict) -> str:
+    return (
+        f"The as-built record's cost ({a['stage']}'s script warm, fastest of 3): "
+        f"{a['plain_s']} s without it, {a['record_s']} s with it (+{a['share']:.0%}): its "
+        "field-energy sampler, one whole-cell energy integral per source period, and Meep "
+        "calling one more step function every time step. A guarantee's price, kept."
+    )
 
 
 def sweeps_main(args, trees: dict[str, Path], result: dict, tmp: Path) -> None:
@@ -437,6 +501,9 @@ def unpack(rev: str, into: Path) -> Path:
         ["git", "-C", str(REPO), "archive", rev], capture_output=True, check=True
     ).stdout
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    # Bytecode for both trees alike, as `make setup` now compiles the checkout: where
+    # PYTHONDONTWRITEBYTECODE is set (our machines) every step would compile from source.
+    subprocess.run([PY, "-m", "compileall", "-q", "reprolab", "agents"], cwd=into, check=True)
     return into
 
 
@@ -471,25 +538,18 @@ def main() -> None:
         return
     try:
         result.update(measure(trees, tmp / "runs"))
-        paper = next((Path(result["now"]["example"]["workdir"]) / "outputs").iterdir())
-        scratch = tmp / "warm"
-        meep = {
-            s.name: meep_compute(s, scratch)
-            for s in sorted(paper.glob("stages/*"))
-            if (s / "result.json").is_file()
-        }
-        result["meep_compute_s"] = {k: round(sum(v), 3) for k, v in meep.items()}
-        result["meep_compute_total_s"] = total = round(sum(map(sum, meep.values())), 3)
-        sweep_meep = sum(meep.get("stage3_pairs_sweep", []))
         for key in ("baseline", "now"):
             r = result[key]
-            r["wall_over_meep"] = round(r["example"]["wall_s"] / total, 2)
             s = r["sweep_stage"]
+            sweep_meep = r["example"]["meep_compute_s"].get("stage3_pairs_sweep", 0.0)
             s["efficiency_on_meep"] = round(sweep_meep / (s["wall_s"] * 2), 3)
             s["identical_to_baseline"] = (
                 Path(s["csv"]).read_bytes()
                 == Path(result["baseline"]["sweep_stage"]["csv"]).read_bytes()
             )
+        result["as_built_record"] = as_built_cost(
+            Path(result["now"]["example"]["workdir"]), tmp / "as_built"
+        )
         result["sweep_wall_ratio"] = round(
             result["now"]["sweep_stage"]["wall_s"] / result["baseline"]["sweep_stage"]["wall_s"], 2
         )
@@ -509,9 +569,9 @@ def markdown(r: dict) -> str:
     rows = [
         ("example: wall (s)", b["example"]["wall_s"], n["example"]["wall_s"]),
         (
-            "example: Meep compute, warm re-runs summed (s)",
-            r["meep_compute_total_s"],
-            r["meep_compute_total_s"],
+            "example: Meep compute, warm re-runs summed right after the run (s)",
+            b["example"]["meep_compute_total_s"],
+            n["example"]["meep_compute_total_s"],
         ),
         ("example: wall / Meep compute", b["wall_over_meep"], n["wall_over_meep"]),
         ("example: no-op rerun wall (s)", b["example"]["noop_s"], n["example"]["noop_s"]),
@@ -562,8 +622,14 @@ def markdown(r: dict) -> str:
         f"worker (bubblewrap's own setup, once per worker rather than once per point): "
         f"{r['sandbox_per_worker_s'] * 1000:.0f} ms.",
         "",
-        "Meep compute per stage (s): "
-        + ", ".join(f"{k} {v}" for k, v in r["meep_compute_s"].items()),
+        "Meep compute per stage, warm (s): baseline "
+        + ", ".join(f"{k} {v}" for k, v in b["example"]["meep_compute_s"].items())
+        + "; now "
+        + ", ".join(f"{k} {v}" for k, v in n["example"]["meep_compute_s"].items())
+        + ". Both trees run the same simulations (the same recorded code): where their "
+        "warm totals differ, the machine's speed drifted between the two measurements.",
+        "",
+        as_built_line(r["as_built_record"]),
         "",
         "Step start-up per step, now (s): "
         + ", ".join(f"{k} {v}" for k, v in n["step_startup"]["per_step_s"].items()),
