@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from reprolab.jobs import bwrap
+from reprolab.jobs import bwrap, launch
 from reprolab.jobs.launch import SimulationJob, run_job
 
 SCRIPTS = {
@@ -27,6 +27,10 @@ SCRIPTS = {
     ),
 }
 REPEAT = 7
+PLOT = (
+    "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\n"
+    "fig = plt.figure()\nfig.text(0.5, 0.5, 'x')\nfig.savefig('x.png')\n"
+)
 
 
 def timed(code: str, ranks: int, isolation: str) -> float:
@@ -44,6 +48,21 @@ def timed(code: str, ranks: int, isolation: str) -> float:
         record = run_job(job)
         assert record["exit_code"] == 0, record["stderr_tail"]
         return record["runtime_seconds"]
+
+
+def font_list_s() -> dict[str, float]:
+    """A sandboxed job that plots, its font list given (reprolab.jobs.font_cache) or
+    scanned from the fonts inside the run (as before): median s each, interleaved."""
+    real = launch.font_cache.seed
+    runs: dict[str, list[float]] = {"given": [], "scanned": []}
+    try:
+        for _ in range(REPEAT):
+            for how in runs:
+                launch.font_cache.seed = real if how == "given" else (lambda *_a: [])
+                runs[how].append(timed(PLOT, 1, "bwrap"))
+    finally:
+        launch.font_cache.seed = real
+    return {how: round(statistics.median(t), 3) for how, t in runs.items()}
 
 
 def bare_setup_s() -> tuple[float, float]:
@@ -86,7 +105,9 @@ def main() -> None:
                 "overhead_s": round(medians["bwrap"] - medians["unsafe_none"], 3),
             }
         )
+    fonts = font_list_s()
     result = {
+        "font_list": fonts,
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "machine": f"{os.uname().nodename}, {os.cpu_count()} cores",
         "repeat": REPEAT,
@@ -109,6 +130,12 @@ def main() -> None:
             f"| {r['job']} | {r['unsafe_none_s']} | {r['bwrap_s']} | {r['overhead_s']} |"
             for r in rows
         ),
+    ]
+    lines += [
+        "",
+        "A sandboxed job that plots (matplotlib, 1 rank): font list scanned inside the run "
+        f"(every run has its own cache) {fonts['scanned']} s, given by "
+        f"`reprolab.jobs.font_cache` {fonts['given']} s.",
     ]
     (out / "sandbox_overhead.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -7,7 +7,8 @@ worker (MPI launcher, scrubbed environment, captured logs); `sandbox_run` is the
 entry point of every MPI rank; `bwrap` puts every rank behind the OS boundary
 (bubblewrap) and `limits` holds the process tree to its memory, processes, disk and
 time; `sandbox` refuses scripts statically and guards them at run time;
-`failures` names every way a job can fail and what to do.
+`failures` names every way a job can fail and what to do; `font_cache` copies
+matplotlib's font list into each run so no run scans the fonts again.
 
 May import: the core modules (`reprolab.errors`, `fileio`), submitit, and
 `agents.simulation_designer` for the design's type. Never `reprolab.steps`,

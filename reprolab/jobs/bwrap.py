@@ -168,6 +168,11 @@ def with_pmix_dir(box: list[str]) -> list[str]:
     return ["/bin/sh", "-c", script, box[0], *box[1:]]
 
 
+def mpl_config_dir(workdir: str | Path) -> str:
+    """matplotlib's cache inside the run folder (the run's HOME): writable, its own."""
+    return str(Path(workdir) / ".cache" / "matplotlib")
+
+
 def clean_env(environ: dict[str, str], workdir: str, python: str, extra: dict) -> dict[str, str]:
     """The whole environment of the launcher and the ranks, from an allowlist."""
     env = {
@@ -181,7 +186,7 @@ def clean_env(environ: dict[str, str], workdir: str, python: str, extra: dict) -
         HOME=workdir,
         TMPDIR="/tmp",
         MPLBACKEND="Agg",
-        MPLCONFIGDIR=str(Path(workdir) / ".cache" / "matplotlib"),
+        MPLCONFIGDIR=mpl_config_dir(workdir),
         XDG_CACHE_HOME=str(Path(workdir) / ".cache"),
         PYTHONUNBUFFERED="1",
         PYTHONDONTWRITEBYTECODE="1",

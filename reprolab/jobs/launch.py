@@ -22,7 +22,7 @@ from pathlib import Path
 
 import reprolab
 from reprolab.fileio import sha256_file
-from reprolab.jobs import bwrap, limits
+from reprolab.jobs import bwrap, font_cache, limits
 from reprolab.jobs.bwrap import MPI_PROCESS_IDENTITY
 from reprolab.jobs.failures import classify_failure
 from reprolab.jobs.sandbox import SECRET_NAME, isolate_network
@@ -233,6 +233,7 @@ def run_job(job: SimulationJob) -> dict:
         if not ok:
             return unavailable_record(job, why)
     _fresh_private_dirs(workdir)
+    font_cache.seed(Path(bwrap.mpl_config_dir(workdir)), job.python)
     stdout_path, stderr_path = workdir / "stdout.txt", workdir / "stderr.txt"
     cmd, box = command_for(job), job_limits(job)
     started = time.time()

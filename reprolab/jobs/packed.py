@@ -29,7 +29,7 @@ from pathlib import Path
 from submitit.core.utils import FailedJobError, FailedSubmissionError
 
 from reprolab.fileio import atomic_write_json
-from reprolab.jobs import bwrap, launch, limits, submit
+from reprolab.jobs import bwrap, font_cache, launch, limits, submit
 from reprolab.jobs.failures import classify_failure, failure
 from reprolab.jobs.launch import SimulationJob
 from reprolab.jobs.sweep_worker import CURRENT_FILE, EXIT_FILE
@@ -244,6 +244,7 @@ def _one_worker(points: list[SimulationJob], worker_dir: str, root: str) -> list
     for folder in bwrap.private_dirs(wdir):
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
+    font_cache.seed(Path(bwrap.mpl_config_dir(wdir)), points[0].python)
     for p in points:
         for name in (EXIT_FILE, CURRENT_FILE, ".mpi.json"):
             (Path(p.workdir) / name).unlink(missing_ok=True)
