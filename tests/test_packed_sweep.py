@@ -129,9 +129,15 @@ def _points(stage: Path) -> list[dict]:
     ]
 
 
-def test_points_are_dealt_round_robin():
-    assert packed.plan_workers(list(range(8)), 2) == [[0, 2, 4, 6], [1, 3, 5, 7]]
+def test_points_are_dealt_in_snake_order_so_a_cost_growing_with_the_value_is_shared():
+    assert packed.plan_workers(list(range(8)), 2) == [[0, 3, 4, 7], [1, 2, 5, 6]]
     assert packed.plan_workers(list(range(3)), 8) == [[0], [1], [2]]
+    dealt = packed.plan_workers(list(range(7)), 3)
+    assert sorted(i for w in dealt for i in w) == list(range(7))  # each point once
+    # The example's sweep: a point's cost grows with the number of pairs.
+    cost = [1.22, 1.24, 1.36, 1.69, 1.94, 2.38, 2.87, 3.32]  # s, warm, N = 1..8
+    busiest = max(sum(cost[i] for i in w) for w in packed.plan_workers(list(range(8)), 2))
+    assert busiest < 8.2 < sum(cost[1::2])  # round-robin's busier worker had 8.63 s
     assert sys.executable  # the workers run this interpreter
 
 

@@ -339,11 +339,11 @@ def test_sweep_ran_packed_as_one_throttled_job_array(attacked):
     array_id = sweep["array_job_id"]
     assert array_id and [p["value"] for p in sweep["points"]] == list(range(1, 9))
     # Packed: one array task per worker (2: max_concurrent_jobs), 4 points each, dealt
-    # round-robin, every point still its own record.
-    for i, point in enumerate(sweep["points"]):
+    # in snake order (0 1 1 0 0 1 1 0), every point still its own record.
+    for point, task in zip(sweep["points"], (0, 1, 1, 0, 0, 1, 1, 0), strict=True):
         assert point["slurm_env"]["SLURM_ARRAY_JOB_ID"] == array_id
-        assert point["slurm_env"]["SLURM_ARRAY_TASK_ID"] == str(i % 2)
-        assert point["job_id"] == f"{array_id}_{i % 2}"
+        assert point["slurm_env"]["SLURM_ARRAY_TASK_ID"] == str(task)
+        assert point["job_id"] == f"{array_id}_{task}"
     tasks = [j for k, j in attacked["seen"].items() if k.split("_")[0] == array_id]
     assert len(tasks) == 2 < len(sweep["points"])
     assert {t.get("ArrayTaskThrottle") for t in tasks} == {"2"}  # max_concurrent_jobs

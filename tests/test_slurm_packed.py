@@ -71,9 +71,10 @@ def test_packed_slurm_sweep_runs_fewer_tasks_with_identical_outputs(tmp_path, mo
         assert out.count("stage3: N=") == 1 and f"stage3: N={i + 1} " in out
     array = packed_rec["array_job_id"]
     for i, point in enumerate(packed_rec["points"]):
-        # Round-robin: worker i % 2 ran point i, in its own array task, in a sandbox.
-        assert point["job_id"] == f"{array}_{i % 2}", point
-        assert point["slurm_env"]["SLURM_ARRAY_TASK_ID"] == str(i % 2)
+        # Snake order (0 1 1 0): each point in its worker's array task, in a sandbox.
+        task = (0, 1, 1, 0)[i]
+        assert point["job_id"] == f"{array}_{task}", point
+        assert point["slurm_env"]["SLURM_ARRAY_TASK_ID"] == str(task)
         assert point["mpi"]["size"] == 1 and point["failure"] is None
         rec = json.loads((tmp_path / f"packed/run/points/p{i:03d}/.point.json").read_text())
         assert rec["sandbox"]["packed_worker"] and rec["sandbox"]["isolation"] == "bwrap"

@@ -36,10 +36,16 @@ from reprolab.jobs.sweep_worker import CURRENT_FILE, EXIT_FILE
 
 
 def plan_workers(jobs: list, workers: int) -> list[list]:
-    """Deal the points round-robin (neighbouring values cost alike, so each worker
-    gets a share of the cheap and the dear ones)."""
+    """Deal the points in snake order (workers 0 1 1 0 0 1 ...): neighbouring values cost
+    alike and a sweep's cost often grows with its value (more layers, a longer cavity),
+    so each worker gets a like share of cheap and dear points; round-robin gave the last
+    worker the dearer point of every round."""
     n = max(1, min(workers, len(jobs)))
-    return [jobs[k::n] for k in range(n)]
+    dealt: list[list] = [[] for _ in range(n)]
+    for i, job in enumerate(jobs):
+        rnd, k = divmod(i, n)
+        dealt[k if rnd % 2 == 0 else n - 1 - k].append(job)
+    return dealt
 
 
 def packable(jobs: list[SimulationJob]) -> bool:
