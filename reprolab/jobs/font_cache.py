@@ -2,7 +2,7 @@
 
 Every sandboxed run and packed worker has its own writable `.cache/matplotlib` (its
 HOME is its folder), so matplotlib scanned the system's fonts again in each one:
-0.25 s per process on this lean image, seconds on a cluster node with a large font
+about 0.2 s per process on this lean image, seconds on a cluster node with a large font
 tree. `seed` copies the list from the user's own matplotlib cache (where the report's
 plots already put it; built there in a plain subprocess when missing, never by the
 generated script) into the run's cache before the run starts. Best effort: without
