@@ -211,6 +211,24 @@ def test_two_ranks_start_under_a_process_where_mpi_was_initialised(tmp_path):
     assert record["stdout_tail"].count("hello") == 2
 
 
+def test_a_one_rank_run_starts_no_mpi_daemon(tmp_path):
+    # `import meep` without a launcher makes Open MPI fork orted for the process's
+    # lifetime (~0.1 s per run and per packed worker, issue #19); one rank needs none.
+    # The sandbox's own PID namespace: every process the run has, and nothing else.
+    listing = (
+        "import os\n"
+        "import meep\n"
+        "names = [open(f'/proc/{p}/comm').read().strip() for p in os.listdir('/proc')"
+        " if p.isdigit()]\n"
+        "print('PROCESSES', sorted(names))\n"
+    )
+    record = run_job(job(tmp_path, listing, timeout_s=120))
+    assert record["exit_code"] == 0, record["stderr_tail"]
+    assert record["mpi"]["size"] == 1
+    line = next(ln for ln in record["stdout_tail"].splitlines() if ln.startswith("PROCESSES"))
+    assert "python" in line and "orted" not in line, line
+
+
 def _design(sweep):
     return {
         "stage_id": "stage3_pairs_sweep",

@@ -124,6 +124,11 @@ def command_for(job: SimulationJob) -> list[str]:
 
 def job_env(job: SimulationJob) -> dict[str, str]:
     env = bwrap.clean_env(dict(os.environ), job.workdir, job.python, dict(job.env))
+    if job.mpi_ranks == 1:
+        # One rank, no launcher: `import meep` initialises MPI as a singleton, which by
+        # default forks an Open MPI daemon (orted) for the process's lifetime, ~0.1 s
+        # of every single-rank run and packed worker. Nothing spawns ranks from there.
+        env["OMPI_MCA_ess_singleton_isolated"] = "1"
     if job.isolation == "unsafe_none":
         env["TMPDIR"] = str(bwrap.private_dirs(job.workdir)[0])
     elif _srun_ranks(job):
