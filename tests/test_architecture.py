@@ -133,14 +133,35 @@ def test_modules_and_functions_stay_small(name):
             assert length <= MAX_FUNCTION_LINES, f"{path}:{node.lineno} {node.name}: {length} lines"
 
 
+BRIDGES = {"reprolab.smk"}
+
+
 def test_workflow_scripts_call_the_steps():
     for script in sorted((REPO / "workflow" / "scripts").glob("*.py")):
         tree = ast.parse(script.read_text(encoding="utf-8"))
         sources = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-        assert sources - {"reprolab.smk"}, f"{script}: imports nothing but the bridge"
-        assert all(s.startswith("reprolab.steps") for s in sources - {"reprolab.smk"}), (
+        assert sources - BRIDGES, f"{script}: imports nothing but the bridges"
+        assert all(s.startswith("reprolab.steps") for s in sources - BRIDGES), (
             f"{script}: imports {sorted(sources)}; scripts call reprolab.steps only"
         )
+
+
+def test_a_handed_over_script_hands_over_before_any_step_import():
+    # The script's own process must import next to nothing: its imports come after
+    # hand_over(), which a warm server's child passes at once (issue #19).
+    for script in sorted((REPO / "workflow" / "scripts").glob("*.py")):
+        body = ast.parse(script.read_text(encoding="utf-8")).body
+        calls = [
+            i
+            for i, node in enumerate(body)
+            if isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Call)
+            and getattr(node.value.func, "id", "") == "hand_over"
+        ]
+        if not calls:
+            continue
+        before = [n for n in body[: calls[0]] if isinstance(n, ast.Import | ast.ImportFrom)]
+        assert [n.module for n in before] == ["reprolab.steps.warm"], script
 
 
 # What a step job may import at start-up (every step is a fresh interpreter, and its
