@@ -35,6 +35,8 @@ print("HELLO from", snakemake.rule)
 if snakemake.rule == "fails":
     raise RuntimeError("boom on purpose")
 if snakemake.rule == "exits":
+    import atexit
+    atexit.register(lambda: open("exits.atexit", "w").write(f"ran {warm._CHILD}"))
     sys.exit(3)
 if snakemake.rule == "sleeps":
     open(snakemake.output[0] + ".pid", "w").write(
@@ -152,6 +154,8 @@ def test_a_failing_step_fails_its_job_with_its_own_status_and_traceback(flow):
     exited = snakemake(wd, env, "exits")
     assert exited.returncode != 0
     assert "exit status 3" in exited.stderr or "returned non-zero exit status 3" in exited.stderr
+    # Forked by the server, and its exit handlers run as at any exit.
+    assert (wd / "exits.atexit").read_text() == "ran True"
 
 
 def test_a_cancelled_job_ends_its_step_and_a_dead_client_ends_it_too(flow):

@@ -193,9 +193,9 @@ def _prune(folder: str, now: float) -> None:
             if entry.name.endswith((".seen", ".log")):
                 with contextlib.suppress(OSError):
                     st = entry.stat(follow_symlinks=False)
-                    if now - st.st_mtime > 86400 or (
-                        entry.name.endswith(".log") and not st.st_size
-                    ):
+                    age = now - st.st_mtime
+                    empty_log = entry.name.endswith(".log") and not st.st_size
+                    if age > 86400 or (empty_log and age > 3600):
                         os.unlink(entry.path)
 
 
@@ -307,6 +307,12 @@ def _child(conn: socket.socket) -> None:
         _CHILD = True
         code = _run_script(sys.argv[0])
     finally:
+        # What the interpreter does at exit and os._exit skips: exit handlers (the
+        # as-built record's writer, logging's flush), then the streams.
+        import atexit
+
+        with contextlib.suppress(Exception):
+            atexit._run_exitfuncs()
         with contextlib.suppress(Exception):
             sys.stdout.flush()
             sys.stderr.flush()
