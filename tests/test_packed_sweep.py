@@ -123,6 +123,29 @@ def test_a_failing_point_never_takes_its_worker_s_other_points(tmp_path, monkeyp
         assert out.strip() == f"point {n}"
 
 
+FILLING = (
+    "import json, os, time\n"
+    "n = json.loads(os.environ['REPROLAB_SWEEP_VALUE'])\n"
+    "if n == 1:\n"
+    "    for i in range(200):  # 200 MB in files of 1 MB, each under the file-size limit\n"
+    "        open(f'fill{i}.bin', 'wb').write(os.urandom(1 << 20))\n"
+    "        time.sleep(0.01)\n"
+    "open('out.csv', 'w').write(f'n,y\\n{n},{n * n}\\n')\n"
+)
+
+
+def test_a_point_filling_its_own_folder_is_stopped_by_the_disk_cap(tmp_path):
+    # The worker's cap covers its points' folders, not only its own (#13's disk quota).
+    design = sweep_design([1, 2], output="out.csv")
+    cfg = {"max_concurrent_jobs": 1, "job_cores": 1}
+    cfg["sandbox"] = {"static_checks": False, "run_folder_mb": 20}  # 40 MB for 2 points
+    rec = run(tmp_path, "fill", design, FILLING, **cfg)
+    filler = rec["points"][0]
+    assert filler["failure"]["kind"] == "disk_quota", filler["failure"]
+    used = sum(f.stat().st_size for f in (tmp_path / "fill/run/points/p000").glob("fill*"))
+    assert used < 120 * 2**20, used
+
+
 def _points(stage: Path) -> list[dict]:
     return [
         json.loads(p.read_text()) for p in sorted((stage / "run/points").glob("p*/.point.json"))

@@ -201,8 +201,9 @@ def _fresh_private_dirs(workdir: Path) -> None:
         folder.mkdir(parents=True)
 
 
-def _launch(job: SimulationJob, cmd: list[str], box: limits.Limits, out, err):
-    """Start the launcher under the limits; (exit code, watchdog, cgroup)."""
+def _launch(job: SimulationJob, cmd: list[str], box: limits.Limits, out, err, folders=None):
+    """Start the launcher under the limits; (exit code, watchdog, cgroup). The disk cap
+    counts `folders` (default: the job's run folder)."""
     group = limits.make_pids_cgroup(limits.max_tasks(box))
 
     def before_exec() -> None:
@@ -218,7 +219,7 @@ def _launch(job: SimulationJob, cmd: list[str], box: limits.Limits, out, err):
         start_new_session=True,
         preexec_fn=before_exec,
     )
-    dog = limits.Watchdog(proc.pid, box, [Path(job.workdir)], group)
+    dog = limits.Watchdog(proc.pid, box, folders or [Path(job.workdir)], group)
     dog.start()
     exit_code = proc.wait()
     dog.stop()

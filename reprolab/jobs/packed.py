@@ -279,8 +279,10 @@ def _one_worker(points: list[SimulationJob], worker_dir: str, root: str) -> list
         folder_mb=head.folder_mb * len(points),
         timeout_s=sum(p.timeout_s for p in points) + 30,
     )
+    # The cap counts every folder the worker writes: its own and each point's.
+    folders = [wdir, *(Path(p.workdir) for p in points)]
     with open(wdir / "stdout.txt", "wb") as out, open(wdir / "stderr.txt", "wb") as err:
-        exit_code, dog, group = launch._launch(head, cmd, box, out, err)
+        exit_code, dog, group = launch._launch(head, cmd, box, out, err, folders)
     shutil.rmtree(bwrap.private_dirs(wdir)[0], ignore_errors=True)
     shutil.rmtree(bwrap.private_dirs(wdir)[1], ignore_errors=True)
     records = []
