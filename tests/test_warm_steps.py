@@ -278,3 +278,16 @@ def test_a_sandboxed_simulation_cannot_reach_the_server(tmp_path, monkeypatch):
     finally:
         listener.close()
         path.unlink(missing_ok=True)
+
+
+def test_a_dead_servers_socket_is_cleared_and_a_missing_one_left_alone(tmp_path):
+    path = tmp_path / "dead.sock"
+    dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    dead.bind(str(path))
+    dead.close()  # its file stays, nobody listens
+    with pytest.raises(ConnectionRefusedError):
+        warm._connect(str(path))
+    assert not path.exists()  # the next step starts a fresh server
+    with pytest.raises(FileNotFoundError):
+        warm._connect(str(path))
+    assert not path.exists()

@@ -139,11 +139,15 @@ def _connect(path: str) -> socket.socket:
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         conn.connect(path)
+    except ConnectionRefusedError:
+        conn.close()
+        # Nobody listens (a server renames its socket into place only once it does):
+        # one that died left it.
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        raise
     except OSError:
         conn.close()
-        if os.path.exists(path):
-            with contextlib.suppress(OSError):
-                os.unlink(path)  # a server that died left it
         raise
     return conn
 
