@@ -74,7 +74,9 @@ def _chdir(folder: str) -> None:
         raise OSError(err, os.strerror(err), folder)
 
 
-def _exit_code(exc: SystemExit) -> int:
+def exit_status(exc: SystemExit) -> int:
+    """The status a process ending with `exc` exits with, as Python itself gives it
+    (a non-integer code printed to stderr, status 1)."""
     if exc.code is None:
         return 0
     if isinstance(exc.code, int):
@@ -97,7 +99,7 @@ def run_point(point: dict) -> dict:
         try:
             runpy.run_path(script, run_name="__main__")
         except SystemExit as exc:
-            code = _exit_code(exc)
+            code = exit_status(exc)
         except PointTimeout:
             code, timed_out = TIMEOUT_EXIT, True
             print(f"reprolab: stopped after {point['timeout_s']} s (limit)", file=sys.stderr)

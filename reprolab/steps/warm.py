@@ -329,15 +329,12 @@ def _run_script(script: str) -> int:
     import runpy
     import traceback
 
+    from reprolab.jobs.sweep_worker import exit_status  # a packed point ends the same way
+
     try:
         runpy.run_path(script, run_name="__main__")
     except SystemExit as exc:
-        if exc.code is None:
-            return 0
-        if isinstance(exc.code, int):
-            return exc.code
-        print(exc.code, file=sys.stderr)
-        return 1
+        return exit_status(exc)
     except BaseException:  # noqa: BLE001 - what Python itself would print and exit with
         traceback.print_exc()
         return 1
