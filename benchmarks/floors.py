@@ -8,7 +8,10 @@
    and `import meep`). No job, no sandbox, no pipeline;
 2. the 100-paper dry run: Snakemake alone on a workflow of the same shape (one plan
    checkpoint per paper, as many `script:` jobs per paper as ours, chained stage by
-   stage, input functions that only read the plan), nothing of ReproLab in it;
+   stage, input functions that only read the plan), nothing of ReproLab in it; the
+   same with `shell:` jobs (the cheapest kind Snakemake has), and with five jobs a
+   stage, which together give Snakemake's cost per job and how many jobs a paper could
+   have at all under the target;
 3. a step's start-up: a fresh interpreter importing pydantic and building the one
    model a step needs at least to read its inputs.
 
@@ -161,12 +164,18 @@ rule s{i}:
 """
 
 
-def dry_run_floor(root: Path, papers: int = 100) -> dict:
-    """`snakemake -n --quiet rules` on the same-shaped workflow, nothing of ours in it."""
+def dry_run_floor(
+    root: Path, papers: int = 100, per_stage: int = STAGE_RULES, job: str = "script"
+) -> dict:
+    """`snakemake -n --quiet rules` on a workflow of our shape (`per_stage` jobs a stage),
+    nothing of ours in it; `job` "script" (as ours: Snakemake reads each job's script)
+    or "shell" (the cheapest job Snakemake has). The faster of 2."""
     root.mkdir(parents=True, exist_ok=True)
-    per_stage = STAGE_RULES
     chain = "".join(LINK.format(i=i, prev=i - 1) for i in range(1, per_stage))
-    (root / "Snakefile").write_text(SNAKEFILE.format(chain=chain, last=per_stage - 1))
+    text = SNAKEFILE.format(chain=chain, last=per_stage - 1)
+    if job == "shell":
+        text = text.replace('script: "noop.py"', 'shell: "true"')
+    (root / "Snakefile").write_text(text)
     (root / "noop.py").write_text("pass\n")
     names = [f"synth_{i:03d}" for i in range(papers)]
     for name in names:
@@ -185,7 +194,40 @@ def dry_run_floor(root: Path, papers: int = 100) -> dict:
         if proc.returncode != 0:
             raise SystemExit(f"floor dry run failed:\n{proc.stderr[-3000:]}")
     totals = [ln.split()[-1] for ln in proc.stdout.splitlines() if ln.startswith("total ")]
-    return {"papers": papers, "jobs": int(totals[-1]), "dry_run_s": round(min(walls), 2)}
+    return {
+        "papers": papers,
+        "job": job,
+        "jobs": int(totals[-1]),
+        "jobs_per_paper": round(int(totals[-1]) / papers, 1),
+        "dry_run_s": round(min(walls), 2),
+    }
+
+
+SMALL_STAGE_RULES = 5
+"""A second, smaller shape (a stage of five jobs) to tell Snakemake's cost per job from
+what it pays once."""
+
+
+def dry_run_floors(root: Path, papers: int = 100, target_s: float = 10.0) -> dict:
+    """The dry-run floor at our shape with `script:` jobs (as ours) and `shell:` jobs
+    (the cheapest kind), and at a smaller shape; from the two script shapes, Snakemake's
+    seconds per job and how many jobs a paper could have for `papers` papers to dry-run
+    under `target_s` with nothing of ours in it."""
+    ours = dry_run_floor(root / "script", papers)
+    shell = dry_run_floor(root / "shell", papers, job="shell")
+    small = dry_run_floor(root / "small", papers, per_stage=SMALL_STAGE_RULES)
+    per_job = (ours["dry_run_s"] - small["dry_run_s"]) / max(1, ours["jobs"] - small["jobs"])
+    fixed = ours["dry_run_s"] - per_job * ours["jobs"]
+    fits = (target_s - fixed) / per_job / papers if per_job > 0 else None
+    return {
+        **ours,
+        "shell": shell,
+        "small": small,
+        "seconds_per_job": round(per_job, 5),
+        "fixed_s": round(fixed, 2),
+        "target_s": target_s,
+        "jobs_per_paper_under_target": None if fits is None else round(fits, 1),
+    }
 
 
 PYDANTIC_FLOOR = """
@@ -218,7 +260,7 @@ if __name__ == "__main__":
     tmp = Path(tempfile.mkdtemp(prefix="reprolab-floors-"))
     try:
         print(json.dumps({"pydantic_floor_s": pydantic_floor()}), flush=True)
-        print(json.dumps({"dry_run_floor": dry_run_floor(tmp / "dag")}), flush=True)
+        print(json.dumps({"dry_run_floor": dry_run_floors(tmp / "dag")}), flush=True)
         if len(sys.argv) > 1:  # a finished sweep stage's folder
             print(json.dumps({"sweep_floor": sweep_floor(Path(sys.argv[1]), tmp / "sweep")}))
     finally:

@@ -161,13 +161,13 @@ def sweep_stage(tree: Path, root: Path, cfg: dict | None = None) -> dict:
         "design = SimulationDesign.model_validate(art['output'])\n"
         f"cfg = {json.dumps(cfg or LOCAL_SWEEP)!r}\n"
         "cfg = json.loads(cfg)\n"
-        "t = time.perf_counter()\n"
+        "t, t_wall = time.perf_counter(), time.time()\n"
         f"rec = stage_run.run_stage(design, 10, cfg, {str(root / 'simulation.py')!r}, "
         f"__import__('pathlib').Path({str(root / 'stage')!r}))\n"
         "jobs = len({p['job_id'] for p in rec['points']})\n"
         f"open({str(root / 'stage/result.json')!r}, 'w').write(json.dumps(rec))\n"
         "print(json.dumps({'wall_s': time.perf_counter() - t, 'failure': rec['failure'], "
-        "'jobs': jobs}))\n"
+        "'jobs': jobs, 'started': t_wall, 'ended': time.time()}))\n"
     )
     out = subprocess.run(
         [PY, "-c", driver], capture_output=True, text=True, env=env_for(tree), cwd=tree
@@ -182,6 +182,30 @@ def sweep_stage(tree: Path, root: Path, cfg: dict | None = None) -> dict:
         "jobs": result["jobs"],
         "csv": str(csv),
         "stage_dir": str(root / "stage"),
+        "timeline": sweep_timeline(root / "stage/result.json", result["started"], result["ended"]),
+    }
+
+
+def sweep_timeline(result_json: Path, started: float, ended: float) -> dict | None:
+    """Where a sweep stage's wall went, from its points' own start and run times:
+    `head` from the stage's start to its first point (jobs, sandboxes, Python; `import
+    meep` is inside each worker's first point), `points_s` the busiest job's points
+    back to back (and each job's, to show the dealing's imbalance), `tail` from the
+    last point's end to the stage's result."""
+    points = json.loads(result_json.read_text())["points"]
+    if not all(p.get("started_at") and p.get("runtime_seconds") for p in points):
+        return None  # a tree whose points do not record their start (the baseline's)
+    busy: dict[str, float] = {}
+    for p in points:
+        busy[str(p["job_id"])] = busy.get(str(p["job_id"]), 0.0) + p["runtime_seconds"]
+    first = min(p["started_at"] for p in points)
+    last = max(p["started_at"] + p["runtime_seconds"] for p in points)
+    return {
+        "head_s": round(first - started, 2),
+        "points_s": round(max(busy.values()), 2),
+        "per_job_points_s": sorted(round(v, 2) for v in busy.values()),
+        "span_s": round(last - first, 2),
+        "tail_s": round(ended - last, 2),
     }
 
 
@@ -612,7 +636,7 @@ def main() -> None:
             "sweep": floors.sweep_floor(
                 Path(result["now"]["sweep_stage"]["stage_dir"]), tmp / "floor_sweep"
             ),
-            "dry_run": floors.dry_run_floor(tmp / "floor_dag"),
+            "dry_run": floors.dry_run_floors(tmp / "floor_dag"),
             "pydantic_s": floors.pydantic_floor(),
         }
         print("floors", json.dumps(result["floors"]), flush=True)
@@ -731,7 +755,8 @@ def floors_markdown(r: dict) -> list[str]:
             f"`snakemake -n`, {dag['papers']} papers (s)",
             "< 10",
             hundred["dry_run_s"],
-            f"{dag['dry_run_s']} for Snakemake alone on {dag['jobs']} jobs of the same shape",
+            f"{dag['dry_run_s']} for Snakemake alone on {dag['jobs']} jobs of the same shape "
+            f"({dag['shell']['dry_run_s']} with `shell:` jobs, the cheapest kind)",
         ),
         (
             "median step start-up (s)",
@@ -753,6 +778,38 @@ def floors_markdown(r: dict) -> list[str]:
         "floor: a workflow with one plan checkpoint per paper and as many `script:` jobs "
         "per paper as ours, nothing of ReproLab in it. Start-up floor: a fresh interpreter, "
         "pydantic, one small model built and used (every step validates what it reads).",
+        "",
+        *sweep_timeline_lines(n["sweep_stage"].get("timeline")),
+        *dry_run_fit_lines(dag),
+    ]
+
+
+def sweep_timeline_lines(t: dict | None) -> list[str]:
+    if not t:
+        return []
+    return [
+        f"Where the sweep stage's wall went, now: {t['head_s']} s from the stage's start to "
+        "its first point (the workers' jobs, sandboxes and Python; `import meep` is inside "
+        f"each worker's first point), {t['span_s']} s of points (each worker's points back "
+        f"to back: {', '.join(str(x) for x in t['per_job_points_s'])} s, the gap between "
+        f"them the static dealing's imbalance on this run), {t['tail_s']} s from the last "
+        "point's end to the stage's result.",
+        "",
+    ]
+
+
+def dry_run_fit_lines(dag: dict) -> list[str]:
+    if "seconds_per_job" not in dag:
+        return []
+    small = dag["small"]
+    return [
+        f"Snakemake's own cost per job: {dag['seconds_per_job'] * 1000:.2f} ms (from "
+        f"{dag['jobs']} and {small['jobs']} jobs: {dag['dry_run_s']} s and "
+        f"{small['dry_run_s']} s), {dag['fixed_s']} s once. For {dag['papers']} papers to "
+        f"dry-run under {dag['target_s']:g} s with nothing of ReproLab in it, a paper could "
+        f"have at most {dag['jobs_per_paper_under_target']} jobs; ours has "
+        f"{dag['jobs_per_paper']}, each kept apart so that a change reruns only what it "
+        "touches (docs/benchmarks.md).",
         "",
     ]
 
