@@ -33,7 +33,7 @@ if DEBUG:
 # stage has a convergence step, whose code reruns it when the policy asks
 # (reprolab.steps.convergence), and its verdict judges the result.
 CONVERGENCE = config.get("checks", {}).get("convergence", "auto") is not False
-PAPERS = paper_entries(config)
+PAPERS = paper_entries(config, load=cached_paper)
 OUT = config.get("outputs_dir", "outputs")
 PAPER_OUT = f"{OUT}/{{paper}}"
 STAGE_OUT = f"{OUT}/{{paper}}/stages/{{stage}}"
