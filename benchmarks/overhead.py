@@ -21,7 +21,8 @@ this machine, in temporary working directories:
    a run but the first two pays; simulate and convergence never hand over); the
    fastest of 3, the median over the steps (both trees byte-compiled, as `make
    setup` compiles the checkout);
-4. `snakemake -n` for 1, 10 and 100 synthetic papers (benchmarks/bench.py's);
+4. `snakemake -n` for 1, 10 and 100 synthetic papers (benchmarks/bench.py's), and what a
+   step of the 100-paper campaign pays to find its paper (`paper_run`);
 5. the sandbox per packed worker: bubblewrap's own setup (paid once per worker,
    where it was once per point), from benchmarks/sandbox_overhead.py;
 6. the floors under the targets that stay unmet (benchmarks/floors.py).
@@ -325,7 +326,36 @@ def measure(trees: dict[str, Path], root: Path) -> dict:
         print(name, json.dumps(out[name]["step_startup"]), flush=True)
     for name, tree in trees.items():
         out[name]["dry_run"] = dry_runs(tree, root / name / "dag")
+        out[name]["paper_lookup_s"] = paper_lookup(tree, root / name / "dag" / "dag100")
     return out
+
+
+PAPER_LOOKUP = """
+import sys, time, yaml
+from reprolab.settings import paper_run
+config = yaml.safe_load(open(sys.argv[1]))
+last = config["papers"][-1]["paper_dir"].rsplit("/", 1)[-1]
+times = []
+for _ in range(3):
+    t = time.perf_counter()
+    paper_run(config, last)
+    times.append(time.perf_counter() - t)
+print(min(times))
+"""
+
+
+def paper_lookup(tree: Path, campaign: Path) -> float:
+    """What a step pays to find its paper in the 100-paper campaign (`paper_run`, the
+    last paper listed), fastest of 3: every step job of a campaign pays it once."""
+    out = subprocess.run(
+        [PY, "-c", PAPER_LOOKUP, str(campaign / "config.yaml")],
+        capture_output=True,
+        text=True,
+        env=env_for(tree),
+        cwd=tree,
+        check=True,
+    )
+    return round(float(out.stdout.strip().splitlines()[-1]), 4)
 
 
 def measure_sweeps(trees: dict[str, Path], root: Path, slurm: bool) -> dict:
@@ -677,6 +707,14 @@ def markdown(r: dict) -> str:
             n["step_startup"]["median_s"],
         ),
     ]
+    if "paper_lookup_s" in n:
+        rows.append(
+            (
+                "a step finding its paper in the 100-paper campaign (s)",
+                b["paper_lookup_s"],
+                n["paper_lookup_s"],
+            )
+        )
     for db, dn in zip(b["dry_run"], n["dry_run"], strict=True):
         rows.append(
             (
