@@ -3,6 +3,7 @@ Snakemake, each step still gets its own process, the job's stdio, place,
 environment and umask, its exit status, and a cancelled job's step really ends;
 stale code never runs; a simulation's sandbox cannot reach the server."""
 
+import contextlib
 import json
 import os
 import shutil
@@ -184,7 +185,20 @@ def test_a_cancelled_job_ends_its_step_and_a_dead_client_ends_it_too(flow):
             client = _client_of(step, script)
             os.kill(client, signal.SIGKILL)  # the job's own process dies without a word
             os.killpg(run.pid, signal.SIGINT)
-        run.wait(timeout=60)
+        try:
+            run.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            # Say which case and where everything stood (a rare hang here once; seen
+            # only in a whole-suite run).
+            ps = subprocess.run(["ps", "-eo", "pid,ppid,pgid,stat,args"], capture_output=True)
+            os.killpg(run.pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(step, signal.SIGKILL)  # it holds the job's stdio: the pipes' ends
+            _out, err = run.communicate(timeout=30)
+            pytest.fail(
+                f"{how}: snakemake still ran 60 s after the signal (step {step}); its "
+                f"stderr:\n{err.decode()[-3000:]}\nprocesses:\n{ps.stdout.decode()[-4000:]}"
+            )
         deadline = time.time() + 15
         while _alive(step):
             assert time.time() < deadline, f"{how}: the step {step} outlived its job"
@@ -291,3 +305,81 @@ def test_a_dead_servers_socket_is_cleared_and_a_missing_one_left_alone(tmp_path)
     with pytest.raises(FileNotFoundError):
         warm._connect(str(path))
     assert not path.exists()
+
+
+CLIENT = """
+import socket, sys
+from reprolab.steps import warm
+warm.PID_WAIT_S = float(sys.argv[2])
+conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+conn.connect(sys.argv[1])
+sys.exit(warm._delegate(conn))
+"""
+
+VICTIM = """
+import signal, sys, time
+def on_int(*_):
+    open(sys.argv[1], "w").write("SIGINT")
+    sys.exit(0)
+signal.signal(signal.SIGINT, on_int)
+open(sys.argv[1] + ".ready", "w").write("")
+time.sleep(60)
+"""
+
+
+def _fake_server(tmp_path: Path):
+    path = tmp_path / "s.sock"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen(1)
+    return path, listener
+
+
+def test_a_ctrl_c_before_the_step_has_started_is_held_and_reaches_it(tmp_path):
+    # The window a loaded machine opens: the user's Ctrl-C reaches the job's process
+    # after it has handed over but before the server's child has said who it is. The
+    # signal must neither be lost (the step would run on under a cancelled job) nor
+    # end the job's process alone.
+    path, listener = _fake_server(tmp_path)
+    mark = tmp_path / "victim.txt"
+    victim = subprocess.Popen([sys.executable, "-c", VICTIM, str(mark)], start_new_session=True)
+    client = subprocess.Popen(
+        [sys.executable, "-c", CLIENT, str(path), "30"], env={**os.environ, "PYTHONPATH": str(REPO)}
+    )
+    try:
+        conn, _ = listener.accept()
+        _msg, fds, _flags, _addr = socket.recv_fds(conn, 1 << 16, 3)
+        for fd in fds:
+            os.close(fd)
+        deadline = time.time() + 30
+        while not Path(f"{mark}.ready").exists():
+            assert time.time() < deadline
+            time.sleep(0.05)
+        client.send_signal(signal.SIGINT)  # before the step's pid has reached it
+        time.sleep(1.0)
+        assert client.poll() is None, "the job's process ended on a signal meant for its step"
+        conn.sendall(f"PID {victim.pid}\n".encode())
+        assert victim.wait(timeout=30) == 0 and mark.read_text() == "SIGINT"
+        conn.sendall(b"EXIT 130\n")
+        assert client.wait(timeout=30) == 130
+    finally:
+        for proc in (client, victim):
+            proc.kill()
+        listener.close()
+
+
+def test_a_server_that_never_starts_the_step_fails_the_job_instead_of_hanging(tmp_path):
+    path, listener = _fake_server(tmp_path)
+    err = tmp_path / "stderr.txt"
+    with open(err, "w") as fh:  # a file: the stdio sent to the silent server stays open
+        client = subprocess.Popen(
+            [sys.executable, "-c", CLIENT, str(path), "1"],
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+            stderr=fh,
+        )
+        try:
+            assert client.wait(timeout=60) == 1
+        finally:
+            client.kill()
+            listener.close()
+    assert "did not start the step" in err.read_text()

@@ -204,6 +204,9 @@ def _prune(folder: str, now: float) -> None:
 
 
 FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1)
+PID_WAIT_S = 30.0
+"""How long a step waits for the server's child to say it started (signals that land
+meanwhile are held for it): past this the server is taken for stuck and the job fails."""
 
 
 def _delegate(conn: socket.socket) -> int:
@@ -220,24 +223,40 @@ def _delegate(conn: socket.socket) -> int:
         "parent": os.getppid(),
     }
     payload = json.dumps(request).encode()
-    socket.send_fds(conn, [len(payload).to_bytes(8, "big") + payload], [0, 1, 2])
-    reader = conn.makefile("r", encoding="utf-8")
-    first = reader.readline()
-    if not first.startswith("PID "):
-        print("reprolab: the warm step server did not start the step", file=sys.stderr)
-        return 1
-    child = int(first.split()[1])
+    # Forwarding is in place before the child exists: a Ctrl-C that lands while its pid
+    # is still on the way is held and passed on, never lost nor turned into our own end.
+    child: list[int] = []
+    held: list[int] = []
 
     def forward(signum, _frame):
+        if not child:
+            held.append(signum)
+            return
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(child, signum)
+            os.killpg(child[0], signum)
 
     for sig in FORWARDED:
         signal.signal(sig, forward)
+    socket.send_fds(conn, [len(payload).to_bytes(8, "big") + payload], [0, 1, 2])
+    reader = conn.makefile("r", encoding="utf-8")
+    conn.settimeout(PID_WAIT_S)  # a live server answers in milliseconds
+    try:
+        first = reader.readline()
+    except TimeoutError:
+        first = ""
+    if not first.startswith("PID "):
+        print("reprolab: the warm step server did not start the step", file=sys.stderr)
+        return 128 + held[0] if held else 1
+    conn.settimeout(None)  # the step itself may run for hours
+    child.append(int(first.split()[1]))
+    for signum in held:
+        forward(signum, None)
     last = reader.readline()
     if last.startswith("EXIT "):
         return int(last.split()[1])
-    print(f"reprolab: the step's process ({child}) ended without an exit status", file=sys.stderr)
+    print(
+        f"reprolab: the step's process ({child[0]}) ended without an exit status", file=sys.stderr
+    )
     return 1
 
 
