@@ -176,6 +176,8 @@ def test_a_cancelled_job_ends_its_step_and_a_dead_client_ends_it_too(flow):
         step, script, child = pid_file.read_text().split()
         step = int(step)
         assert child == "True"  # forked by the server, not Snakemake's own process
+        # Only the step's main thread may take the job's signals (_other_threads_block).
+        assert _other_threads_block(step, signal.SIGINT, signal.SIGTERM)
         assert script.startswith(f"{wd}/.snakemake/scripts/")  # the job's own script
         if how == "cancel":
             # The user's Ctrl-C: the terminal signals Snakemake's whole process group,
@@ -204,6 +206,20 @@ def test_a_cancelled_job_ends_its_step_and_a_dead_client_ends_it_too(flow):
             assert time.time() < deadline, f"{how}: the step {step} outlived its job"
             time.sleep(0.1)
         assert not (wd / "sleeps.json").exists()
+
+
+def _other_threads_block(pid: int, *signals: signal.Signals) -> bool:
+    """Every thread of `pid` but its main one blocks `signals` (from /proc's SigBlk): a
+    process's signal then always wakes the main thread, where Python handles it."""
+    bits = sum(1 << (s - 1) for s in signals)
+    others = [t for t in Path(f"/proc/{pid}/task").iterdir() if int(t.name) != pid]
+    assert others, "the step has no watcher thread"
+    for task in others:
+        status = (task / "status").read_text()
+        blocked = int(status.split("SigBlk:")[1].split()[0], 16)
+        if blocked & bits != bits:
+            return False
+    return True
 
 
 def _client_of(step: int, script: str) -> int:
@@ -313,7 +329,10 @@ from reprolab.steps import warm
 warm.PID_WAIT_S = float(sys.argv[2])
 conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 conn.connect(sys.argv[1])
-sys.exit(warm._delegate(conn))
+code = warm._delegate(conn)
+if code is None:
+    print("RUN HERE")
+sys.exit(code)
 """
 
 VICTIM = """
@@ -383,3 +402,27 @@ def test_a_server_that_never_starts_the_step_fails_the_job_instead_of_hanging(tm
             client.kill()
             listener.close()
     assert "did not start the step" in err.read_text()
+
+
+def test_a_server_that_closes_before_starting_the_step_leaves_it_to_run_here(tmp_path):
+    # A server whose idle time runs out as a step connects: no child ran the script, so
+    # the step runs in its own process, as where there is no server at all.
+    path, listener = _fake_server(tmp_path)
+    out = tmp_path / "stdout.txt"
+    with open(out, "w") as fh:
+        client = subprocess.Popen(
+            [sys.executable, "-c", CLIENT, str(path), "30"],
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+            stdout=fh,
+        )
+        try:
+            conn, _ = listener.accept()
+            _msg, fds, _flags, _addr = socket.recv_fds(conn, 1 << 16, 3)
+            for fd in fds:
+                os.close(fd)
+            conn.close()  # gone without a word, as a server that ends
+            assert client.wait(timeout=30) == 0
+        finally:
+            client.kill()
+            listener.close()
+    assert out.read_text().strip() == "RUN HERE"

@@ -98,7 +98,11 @@ def hand_over() -> None:
     except OSError:
         _maybe_start_server(folder, key, path)
         return
-    sys.exit(_delegate(conn))
+    with conn:
+        code = _delegate(conn)
+    if code is None:
+        return  # the server went away before starting the step: run it here
+    sys.exit(code)
 
 
 def socket_dir() -> str:
@@ -209,9 +213,10 @@ PID_WAIT_S = 30.0
 meanwhile are held for it): past this the server is taken for stuck and the job fails."""
 
 
-def _delegate(conn: socket.socket) -> int:
+def _delegate(conn: socket.socket) -> int | None:
     """Send this process's stdio, place and environment; forward signals to the
-    child's group; return the child's exit status."""
+    child's group; return the child's exit status, or None where the server went away
+    before starting a child (nothing ran: the step runs here)."""
     umask = os.umask(0)
     os.umask(umask)
     request = {
@@ -235,18 +240,24 @@ def _delegate(conn: socket.socket) -> int:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(child[0], signum)
 
-    for sig in FORWARDED:
-        signal.signal(sig, forward)
-    socket.send_fds(conn, [len(payload).to_bytes(8, "big") + payload], [0, 1, 2])
+    saved = {sig: signal.signal(sig, forward) for sig in FORWARDED}
     reader = conn.makefile("r", encoding="utf-8")
-    conn.settimeout(PID_WAIT_S)  # a live server answers in milliseconds
     try:
+        socket.send_fds(conn, [len(payload).to_bytes(8, "big") + payload], [0, 1, 2])
+        conn.settimeout(PID_WAIT_S)  # a live server answers in milliseconds
         first = reader.readline()
     except TimeoutError:
-        first = ""
-    if not first.startswith("PID "):
         print("reprolab: the warm step server did not start the step", file=sys.stderr)
         return 128 + held[0] if held else 1
+    except OSError:  # the server closed as we came (its idle time ran out)
+        first = ""
+    if not first:  # no child ran the script: it starts only after saying its pid
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
+        return 128 + held[0] if held else None
+    if not first.startswith("PID "):
+        print("reprolab: the warm step server did not start the step", file=sys.stderr)
+        return 1
     conn.settimeout(None)  # the step itself may run for hours
     child.append(int(first.split()[1]))
     for signum in held:
@@ -326,7 +337,12 @@ def _child(conn: socket.socket) -> None:
         sys.argv = list(request["argv"])
         sys.path[:] = request["path"]
         conn.sendall(f"PID {os.getpid()}\n".encode())
+        # The watcher thread never takes a signal meant for the step: the kernel may hand
+        # a process's signal to any thread that does not block it, and Python acts on it
+        # only when the main thread wakes (a Ctrl-C once slept out a 120 s step).
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)
         threading.Thread(target=_end_with_client, args=(conn,), daemon=True).start()
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         _CHILD = True
         code = _run_script(sys.argv[0])
     finally:
