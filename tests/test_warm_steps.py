@@ -39,7 +39,10 @@ if snakemake.rule == "exits":
     import atexit
     atexit.register(lambda: open("exits.atexit", "w").write(f"ran {warm._CHILD}"))
     sys.exit(3)
-if snakemake.rule == "sleeps":
+if snakemake.rule == "stubborn":  # a step that swallows the user's Ctrl-C
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+if snakemake.rule in ("sleeps", "stubborn"):
     open(snakemake.output[0] + ".pid", "w").write(
         f"{os.getpid()} {sys.argv[0]} {warm._CHILD}"
     )
@@ -82,6 +85,10 @@ rule exits:
 
 rule sleeps:
     output: "sleeps.json"
+    script: "probe.py"
+
+rule stubborn:
+    output: "stubborn.json"
     script: "probe.py"
 """
 
@@ -426,3 +433,28 @@ def test_a_server_that_closes_before_starting_the_step_leaves_it_to_run_here(tmp
             client.kill()
             listener.close()
     assert out.read_text().strip() == "RUN HERE"
+
+
+def test_a_step_that_ignores_the_ctrl_c_is_ended_after_a_grace(flow):
+    # The user's Ctrl-C must end the run even where the step does not act on it.
+    wd, env = flow
+    warm_up(wd, env)
+    pid_file = wd / "stubborn.json.pid"
+    cmd = [SNAKEMAKE, "-d", str(wd), "-s", str(wd / "Snakefile"), "-c1", "stubborn"]
+    run = subprocess.Popen(
+        cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+    )
+    deadline = time.time() + 60
+    while not pid_file.exists() or not pid_file.read_text():
+        assert time.time() < deadline and run.poll() is None, run.stderr.read()
+        time.sleep(0.1)
+    step = int(pid_file.read_text().split()[0])
+    try:
+        os.killpg(run.pid, signal.SIGINT)
+        assert run.wait(timeout=warm.STOP_GRACE_S + 45) != 0
+        assert not _alive(step)
+        assert not (wd / "stubborn.json").exists()
+    finally:
+        for group in (run.pid, step):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(group, signal.SIGKILL)

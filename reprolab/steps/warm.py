@@ -208,6 +208,22 @@ def _prune(folder: str, now: float) -> None:
 
 
 FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1)
+STOPPING = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
+STOP_GRACE_S = 10.0
+"""After a stopping signal is passed on, how long the step has to end on its own before
+its group gets SIGTERM, then SIGKILL 5 s later: a cancelled job never waits on a step
+that caught, or never saw, the signal."""
+
+
+def _stop_after_grace(group: int) -> None:
+    for sig, wait in ((signal.SIGTERM, STOP_GRACE_S), (signal.SIGKILL, 5.0)):
+        time.sleep(wait)
+        try:
+            os.killpg(group, sig)
+        except (ProcessLookupError, PermissionError):
+            return  # the step has ended
+
+
 PID_WAIT_S = 30.0
 """How long a step waits for the server's child to say it started (signals that land
 meanwhile are held for it): past this the server is taken for stuck and the job fails."""
@@ -232,6 +248,7 @@ def _delegate(conn: socket.socket) -> int | None:
     # is still on the way is held and passed on, never lost nor turned into our own end.
     child: list[int] = []
     held: list[int] = []
+    stopping: list[int] = []
 
     def forward(signum, _frame):
         if not child:
@@ -239,6 +256,9 @@ def _delegate(conn: socket.socket) -> int | None:
             return
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(child[0], signum)
+        if signum in STOPPING and not stopping:  # a cancel always ends the step
+            stopping.append(signum)
+            threading.Thread(target=_stop_after_grace, args=(child[0],), daemon=True).start()
 
     saved = {sig: signal.signal(sig, forward) for sig in FORWARDED}
     reader = conn.makefile("r", encoding="utf-8")
