@@ -359,7 +359,7 @@ def _child(conn: socket.socket) -> None:
         conn.sendall(f"PID {os.getpid()}\n".encode())
         # The watcher thread never takes a signal meant for the step: the kernel may hand
         # a process's signal to any thread that does not block it, and Python acts on it
-        # only when the main thread wakes (a Ctrl-C once slept out a 120 s step).
+        # only once the main thread wakes, which a step asleep in a call may not do soon.
         mask = signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)
         threading.Thread(target=_end_with_client, args=(conn,), daemon=True).start()
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
