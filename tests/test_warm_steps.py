@@ -170,17 +170,7 @@ def test_a_cancelled_job_ends_its_step_and_a_dead_client_ends_it_too(flow):
     wd, env = flow
     warm_up(wd, env)
     for how in ("cancel", "kill_client"):
-        pid_file = wd / "sleeps.json.pid"
-        pid_file.unlink(missing_ok=True)
-        cmd = [SNAKEMAKE, "-d", str(wd), "-s", str(wd / "Snakefile"), "-c1", "sleeps"]
-        run = subprocess.Popen(
-            cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
-        )
-        deadline = time.time() + 60
-        while not pid_file.exists() or not pid_file.read_text():
-            assert time.time() < deadline and run.poll() is None, run.stderr.read()
-            time.sleep(0.1)
-        step, script, child = pid_file.read_text().split()
+        run, (step, script, child) = _start_sleeping_step(wd, env, "sleeps")
         step = int(step)
         assert child == "True"  # forked by the server, not Snakemake's own process
         # Only the step's main thread may take the job's signals (_other_threads_block).
@@ -213,6 +203,23 @@ def test_a_cancelled_job_ends_its_step_and_a_dead_client_ends_it_too(flow):
             assert time.time() < deadline, f"{how}: the step {step} outlived its job"
             time.sleep(0.1)
         assert not (wd / "sleeps.json").exists()
+
+
+def _start_sleeping_step(wd: Path, env: dict, rule: str) -> tuple[subprocess.Popen, list[str]]:
+    """Snakemake running `rule` (a step that writes its pid file, then sleeps) in a
+    session of its own, as a terminal would; once the step is asleep: the run and the
+    pid file's fields (pid, script, forked)."""
+    pid_file = wd / f"{rule}.json.pid"
+    pid_file.unlink(missing_ok=True)
+    cmd = [SNAKEMAKE, "-d", str(wd), "-s", str(wd / "Snakefile"), "-c1", rule]
+    run = subprocess.Popen(
+        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
+    deadline = time.time() + 60
+    while not pid_file.exists() or not pid_file.read_text():
+        assert time.time() < deadline and run.poll() is None, run.stderr.read()
+        time.sleep(0.1)
+    return run, pid_file.read_text().split()
 
 
 def _other_threads_block(pid: int, *signals: signal.Signals) -> bool:
@@ -439,16 +446,8 @@ def test_a_step_that_ignores_the_ctrl_c_is_ended_after_a_grace(flow):
     # The user's Ctrl-C must end the run even where the step does not act on it.
     wd, env = flow
     warm_up(wd, env)
-    pid_file = wd / "stubborn.json.pid"
-    cmd = [SNAKEMAKE, "-d", str(wd), "-s", str(wd / "Snakefile"), "-c1", "stubborn"]
-    run = subprocess.Popen(
-        cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
-    )
-    deadline = time.time() + 60
-    while not pid_file.exists() or not pid_file.read_text():
-        assert time.time() < deadline and run.poll() is None, run.stderr.read()
-        time.sleep(0.1)
-    step = int(pid_file.read_text().split()[0])
+    run, (step, *_) = _start_sleeping_step(wd, env, "stubborn")
+    step = int(step)
     try:
         os.killpg(run.pid, signal.SIGINT)
         assert run.wait(timeout=warm.STOP_GRACE_S + 45) != 0
