@@ -1,7 +1,7 @@
-"""A context overflow answered with each option, through real Snakemake (issue 18,
-done-when): the long paper waits at its gate once; each answer is given with
-`reprolab answer` in its own copy of that waiting run, and the next `snakemake`
-carries it out: a plan is made, and its provenance says what was left out and why.
+"""A context overflow answered with each option, through real Snakemake: the long
+paper waits at its gate once; each answer is given with `reprolab answer` in its own
+copy of that waiting run, and the next `snakemake` carries it out: a plan is made, and
+its provenance says what was left out and why.
 (`stop` is answered in tests/test_stop_reports.py; the calls themselves are attacked
 in tests/test_context_gate.py.)"""
 
