@@ -165,7 +165,7 @@ def test_a_handed_over_script_hands_over_before_any_step_import():
 
 
 # What a step job may import at start-up (every step is a fresh interpreter, and its
-# imports are most of its cost: issue #19). numpy only where curves are compared or
+# imports are most of its cost). numpy only where curves are compared or
 # fields read; an agent's module only where that agent is called or its model read.
 HEAVY_AT_START = {
     "numpy": {"compare"},

@@ -3,7 +3,7 @@
 Findings are `Check`s (pass / warn / fail with the number and threshold). The `fail`
 ones become problem strings that go back to design or code regeneration as feedback
 (`problems()`); all of them are recorded in the stage's checks.json. Thresholds come
-from `reprolab.physics.thresholds` (shared/PHYSICS_CHECKS.md rows 5, 6, 7, 8, 9, 11).
+from `reprolab.physics.thresholds` (docs/checks.md, measured table rows 5-9 and 11).
 
 This module holds the design findings (`design_findings`: resolution in pixels per
 wavelength, PML thickness) and is the entry point for the code lint too:

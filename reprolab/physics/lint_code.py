@@ -2,7 +2,7 @@
 
 `code_findings` is the list of the checks below, one function per concern, each
 returning its `Check`s (named `lint:<name>`): the normalisation run and incident-field
-subtraction (PHYSICS_CHECKS.md row 6), the stop criterion (row 5), plane-wave sources
+subtraction (docs/checks.md, measured table row 6), the stop criterion (row 5), plane-wave sources
 through PML (row 11), resolution and PML as the design has them (rows 7, 9), thin
 dispersive films (row 8, `lint_films`) and the resolution scale (in a Harminv script
 also the PML scale) read from the environment. Constants are resolved by `lint_ast.Consts`.

@@ -1,4 +1,4 @@
-"""Static lint of thin dispersive films on the grid (shared/PHYSICS_CHECKS.md row 8).
+"""Static lint of thin dispersive films on the grid (docs/checks.md, "Thin dispersive films").
 
 Part of the code lint (`lint_code.code_findings`): reads the `mp.Block`s of a generated
 script whose material is dispersive and judges their thickness in pixels and where their

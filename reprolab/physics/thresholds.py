@@ -100,7 +100,8 @@ class CheckLimit:
     warn: float
 
 
-# From shared/PHYSICS_CHECKS.md (measured with Meep 1.25 against analytic references).
+# Measured with Meep 1.25 against analytic references: docs/checks.md, "Where the numbers
+# come from", and the measurements beside the constants that changed since.
 TR_BOUNDS = {"fail": (-0.01, 1.01), "warn": (-0.001, 1.001)}
 ENERGY_CONSERVATION = CheckLimit(fail=1e-2, warn=2e-3)  # |1 - R - T|, lossless
 ABSORPTION_NEGATIVE = CheckLimit(fail=-0.01, warn=-0.002)  # A = 1 - R - T, lossy
@@ -171,7 +172,7 @@ CONVERGENCE_MODE_MATCH = 0.05
 # Debug / quick-check mode: the resolution scale applied to every stage's script.
 DEBUG_RESOLUTION_FACTOR = 0.5
 
-# Loop limits (the seed's defaults); config may override them.
+# Loop limits (the defaults of config `limits`, which may override them).
 MAX_DESIGN_REVISIONS = 3
 MAX_CODE_REVISIONS = 3
 MAX_ANALYSIS_REVISIONS = 2

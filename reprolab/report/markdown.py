@@ -245,7 +245,7 @@ def _value(v) -> str:
 
 def checks_section(checks_by_stage: dict, out_dir: Path) -> list[str]:
     """Every stage's deterministic checks: verdict, and each check not passed with its
-    number and threshold (PHYSICS_CHECKS.md)."""
+    number and threshold (docs/checks.md)."""
     if not checks_by_stage:
         return []
     md = ["## Physics and execution checks", ""]

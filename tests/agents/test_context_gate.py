@@ -1,4 +1,4 @@
-"""A prompt that overflows the context window is an answerable gate (issue 18, items 1-2).
+"""A prompt that overflows the context window is an answerable gate.
 
 The planner is called for real (agents.runner.call_agent, replay provider) with a
 paper whose Results section pushes it over the window: nothing is cut silently;

@@ -1,4 +1,4 @@
-"""A question from an agent other than the planner (issue 18, item 1): the
+"""A question from an agent other than the planner: the
 SimulationDesigner of stage 1 asks a high-impact question through its output model.
 Through real Snakemake: the stage waits at an answerable gate named for its stage,
 `reprolab status` lists it, `reprolab edit` answers it, and the designer is asked

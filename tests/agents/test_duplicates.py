@@ -1,4 +1,4 @@
-"""Duplicate attempts are never submitted twice (issue 18, item 5).
+"""Duplicate attempts are never submitted twice.
 
 The code loop runs for real (reprolab.steps.review.reviewed_loop, the real
 Anthropic SDK over HTTP to the scripted fake server): a "fix" identical to the

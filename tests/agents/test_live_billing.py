@@ -1,4 +1,4 @@
-"""A live model is paid once and billed truly (issue 18, item 7).
+"""A live model is paid once and billed truly.
 
 Every case goes through the real SDK over HTTP to the scripted fake server, for
 both API providers; request counts come from the server's log and money from

@@ -327,7 +327,7 @@ def user_demo(request):
     demo = run_as(
         USER,
         home,
-        ["sh", "-c", "umask 002 && exec make demo"],  # as README "A shared project folder"
+        ["sh", "-c", "umask 002 && exec make demo"],  # as docs/slurm.md "A shared project folder"
         repo,
         1500,
         PIP_NO_INDEX="1",

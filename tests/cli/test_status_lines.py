@@ -1,4 +1,4 @@
-"""`reprolab status` tells the truth about a paper (issue 18, item 4): failed steps
+"""`reprolab status` tells the truth about a paper: failed steps
 with their error line, and no stage shown completed while a stage it depends on
 is invalidated."""
 

@@ -95,7 +95,7 @@ def test_html_report_inlines_only_images_inside_its_folder(tmp_path):
 def test_a_paper_is_built_once_per_invocation_and_again_once_its_metadata_changes(
     paper_dir, monkeypatch
 ):
-    # Issue #19: the workflow lists the papers at load time and its input functions ask
+    # The workflow lists the papers at load time and its input functions ask
     # for each paper again ~80 times; all of them must share one build per version.
     from reprolab import smk
     from reprolab.settings import paper_entries

@@ -1,7 +1,7 @@
-"""A context overflow answered with each option, through real Snakemake (issue 18,
-done-when): the long paper waits at its gate once; each answer is given with
-`reprolab answer` in its own copy of that waiting run, and the next `snakemake`
-carries it out: a plan is made, and its provenance says what was left out and why.
+"""A context overflow answered with each option, through real Snakemake: the long
+paper waits at its gate once; each answer is given with `reprolab answer` in its own
+copy of that waiting run, and the next `snakemake` carries it out: a plan is made, and
+its provenance says what was left out and why.
 (`stop` is answered in tests/report/test_stop_reports.py; the calls themselves are attacked
 in tests/agents/test_context_gate.py.)"""
 
@@ -11,9 +11,10 @@ import shutil
 import pytest
 import yaml
 
+from tests.conftest import EXAMPLE
+from tests.conftest import reprolab_cli as cli
 from tests.report.test_stop_reports import GATE, LONG, long_paper
-from tests.support.pipeline import EXAMPLE, snakemake
-from tests.support.pipeline import reprolab_cli as cli
+from tests.workflow.test_pipeline import snakemake
 
 pytestmark = pytest.mark.pipeline
 PLAN = f"outputs/{LONG}/plan.json"

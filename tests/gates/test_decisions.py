@@ -1,4 +1,5 @@
-"""The seed's decisions on files, through real Snakemake runs and the `reprolab` CLI.
+"""The pipeline's decisions (docs/operation.md) on files, through real Snakemake runs and
+the `reprolab` CLI.
 
 Scenario recordings are built from the example's: paper A's design of stage 1
 needs a revision (the limit is 1, so a revision_limit gate opens), paper B's is

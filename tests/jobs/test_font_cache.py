@@ -1,5 +1,5 @@
 """A sandboxed run gets matplotlib's font list from the user's cache instead of
-scanning the fonts again (issue #19), and cannot touch that cache."""
+scanning the fonts again, and cannot touch that cache."""
 
 import json
 import sys

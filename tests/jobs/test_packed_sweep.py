@@ -135,7 +135,7 @@ FILLING = (
 
 
 def test_a_point_filling_its_own_folder_is_stopped_by_the_disk_cap(tmp_path):
-    # The worker's cap covers its points' folders, not only its own (#13's disk quota).
+    # The worker's cap covers its points' folders, not only its own (the run folder's disk quota).
     design = sweep_design([1, 2], output="out.csv")
     cfg = {"max_concurrent_jobs": 1, "job_cores": 1}
     cfg["sandbox"] = {"static_checks": False, "run_folder_mb": 20}  # 40 MB for 2 points

@@ -214,7 +214,7 @@ def test_two_ranks_start_under_a_process_where_mpi_was_initialised(tmp_path):
 
 def test_a_one_rank_run_starts_no_mpi_daemon(tmp_path):
     # `import meep` without a launcher makes Open MPI fork orted for the process's
-    # lifetime (~0.1 s per run and per packed worker, issue #19); one rank needs none.
+    # lifetime (~0.1 s per run and per packed worker); one rank needs none.
     # The sandbox's own PID namespace: every process the run has, and nothing else.
     listing = (
         "import os\n"

@@ -47,7 +47,7 @@ def test_lossy_allows_absorption_but_not_gain(tmp_path):
 
 
 def test_unnormalised_transmission_out_of_bounds(tmp_path):
-    # A run stopped too early gave T = 117 (PHYSICS_CHECKS.md, check 2).
+    # A run stopped too early gave T = 117 (docs/checks.md, measured table row 2).
     write_csv(tmp_path / "s.csv", "wavelength_um,T,R", [(0.5, 117.0, -1.0)])
     result = run_checks(record_for(tmp_path), tmp_path, ["s.csv"], lossless=True)
     assert statuses(result)["bounds_T"] == "fail"

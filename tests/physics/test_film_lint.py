@@ -1,4 +1,4 @@
-"""The static lint of thin dispersive films (PHYSICS_CHECKS.md row 8) on small scripts."""
+"""The static lint of thin dispersive films (docs/checks.md) on small scripts."""
 
 from reprolab.physics.lint import code_findings
 

@@ -1,4 +1,4 @@
-"""Field-map figures (issue 16 item 3): the paper format's `field_map` (axes, colour scale,
+"""Field-map figures: the paper format's `field_map` (axes, colour scale,
 colour map), its refusals, a design that must name the HDF5 dataset, and the map read
 from HDF5 and drawn on the paper's scale with its maximum found by code. No Meep: the
 HDF5 file is written here (the etalon example's pipeline run is test_second_example)."""

@@ -1,5 +1,5 @@
-"""The report shows each key value the paper states beside what the reproduction gives
-(issue 14, item 4): the classification counts them, so the reader must see them, a
+"""The report shows each key value the paper states beside what the reproduction gives:
+the classification counts them, so the reader must see them, a
 wrong one with its error and class, one the reproduced range cannot reach as n/a."""
 
 from reprolab.physics import compare

@@ -1,4 +1,4 @@
-"""Every stop has a report; every question can be answered (issue 18, items 1, 2, 4).
+"""Every stop has a report; every question can be answered.
 
 A campaign through real Snakemake: the example paper, already finished (copied
 from the session's offline run with its Snakemake metadata), and a long paper

@@ -1,5 +1,5 @@
 """Stage 0 as a material check: a design that runs no simulation gives no resolution, PML
-or source (issue 16), only stage 0 may do so, and code and run are held to it (the
+or source, only stage 0 may do so, and code and run are held to it (the
 code builds no mp.Simulation, the run's record shows none). No Meep is run."""
 
 from __future__ import annotations

@@ -122,7 +122,7 @@ def test_approval_resumes_and_report_has_every_figure(workdir, first_run):
 
 
 def test_report_every_figure_readable_offline(workdir, first_run):
-    """Issue 6's 'done when': per target figure the paper's figure, the reproduction, the
+    """What a report must show: per target figure the paper's figure, the reproduction, the
     overlay, the numbers and the classification, in an HTML page that needs no network."""
     import re
 

@@ -26,7 +26,7 @@ PAPER = "silica_bragg_2026"
 # A sentence of the paper's Results section: only the planner reads the whole paper.
 RESULTS_SENTENCE = "The index contrast with Ta₂O₅ is"
 
-# What each agent may see (the seed's "State Context by Agent"), as data blocks.
+# What each agent may see (the least context its role needs), as data blocks.
 ALLOWED_FIELDS = {
     "prompt_adaptor": {"paper_id", "paper_text_summary"},
     "planner": {"paper_id", "paper_text", "paper_domain", "paper_figures"},

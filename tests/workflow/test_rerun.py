@@ -1,9 +1,10 @@
 """What a user changes reruns exactly what reads it, and the records stay true.
 
 One finished run of the example paper (its own copy of the paper folder, so
-files can be touched and edited); each README row "you change X -> these steps
-rerun" is checked with a dry run from that same state (the touched file's mtime
-is put back afterwards), then one real rerun after a changed digitized value.
+files can be touched and edited); each row of docs/operation.md's table "you change
+X -> these steps rerun" is checked with a dry run from that same state (the touched
+file's mtime is put back afterwards), then one real rerun after a changed digitized
+value.
 """
 
 import json
