@@ -22,7 +22,7 @@ from agents.planner import PlannerOutput, PlanStage
 from agents.supervisor import SupervisorOutput
 from reprolab.errors import StageBlockedError
 from reprolab.physics import claims
-from reprolab.report import prose, sections
+from reprolab.report import markdown, prose
 from reprolab.steps import backtrack as bt
 from reprolab.steps import eligibility
 
@@ -68,7 +68,7 @@ def conclusions(verdict_status: str, output: dict, comp: dict) -> str:
         "supervisor": {"output": output},
     }
     rows = [("fig2", S1, f) for f in comp["figures"]]
-    return "\n".join(sections.conclusions_section([verdict], rows))
+    return "\n".join(markdown.conclusions_section([verdict], rows))
 
 
 def standing(md: str) -> str:
@@ -276,8 +276,6 @@ def test_prose_render_without_numbers_gives_no_number_note():
 
 
 def test_a_backtracks_contradicted_reason_is_struck_in_the_history(tmp_path):
-    from reprolab.report import markdown
-
     run = fake_run(tmp_path)
     out = {"verdict": "backtrack_to_stage", "backtrack_target": S1, "feedback": BOASTS}
     said = claims.audit_supervisor(
@@ -296,18 +294,18 @@ def test_the_banner_says_who_ended_the_paper_and_how_to_go_on(tmp_path):
         {"stage_id": S1, "status": "completed_success", "paper_end": end},
         {"stage_id": S2, "status": "blocked", "reason": "r"},
     ]
-    text = "\n".join(sections.paper_end_banner(verdicts))
+    text = "\n".join(markdown.paper_end_banner(verdicts))
     assert text.startswith(f"**PARTIAL: the supervisor of `{S1}` stopped this paper")
     assert f"reprolab invalidate paper_x {S2}" in text and end["file"] in text
     done = [{**verdicts[0], "paper_end": {**end, "verdict": "all_complete"}}]
-    text = "\n".join(sections.paper_end_banner(done))
+    text = "\n".join(markdown.paper_end_banner(done))
     assert "PARTIAL" not in text and "ended this paper (all_complete); every stage" in text
-    assert sections.paper_end_banner([verdicts[1]]) == []
+    assert markdown.paper_end_banner([verdicts[1]]) == []
 
 
 def test_a_user_who_went_on_is_not_told_the_paper_was_stopped(tmp_path):
     end = eligibility.end_paper(tmp_path, S1, "should_stop", "enough")
     verdicts = [{"stage_id": S1, "status": "completed_success", "paper_end": end}]
-    assert sections.paper_end_banner(verdicts)
+    assert markdown.paper_end_banner(verdicts)
     Path(end["file"]).unlink()
-    assert sections.paper_end_banner(verdicts) == []
+    assert markdown.paper_end_banner(verdicts) == []

@@ -13,7 +13,8 @@ import yaml
 from reprolab import units
 from reprolab.cli import main
 from reprolab.errors import InputFileError
-from reprolab.paper import SCHEMA_PATH, Paper, schema_text
+from reprolab.paper import Paper
+from reprolab.paper_format import SCHEMA_PATH, schema_text
 from tests.support.builders import copy_paper
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "papers" / "silica_bragg_2026"
