@@ -71,6 +71,7 @@ PRELOAD = (
     "reprolab.steps.campaign",
     "reprolab.steps.debug",
     "numpy",
+    "scipy.signal",
     "matplotlib.pyplot",
 )
 """What the server imports once: everything the steps it serves import."""
