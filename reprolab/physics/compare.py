@@ -36,60 +36,29 @@ FEATURE_PROMINENCE = 0.05  # fraction of the curve's y range an extremum must st
 
 
 def find_features(x: np.ndarray, y: np.ndarray, prominence: float) -> list[dict]:
-    """Interior local maxima/minima standing out by `prominence` on both sides.
+    """Interior local maxima/minima standing out by `prominence` on both sides, in order
+    of position (scipy.signal.find_peaks; a flat top or bottom is one feature, at its
+    middle sample).
 
     Each feature: kind (peak | dip), x (parabolic vertex), y, prominence and width, the
-    full width at half prominence (crossings found by linear interpolation; None when
-    the curve does not come back down to half prominence inside the data).
+    full width at half prominence (scipy.signal.peak_widths, crossings interpolated
+    linearly between samples).
     """
     import numpy as np
+    from scipy.signal import find_peaks, peak_widths
 
-    out = []
-    for i in range(1, len(y) - 1):
-        for kind, sign in (("peak", 1.0), ("dip", -1.0)):
-            v = sign * y[i]
-            if v < sign * y[i - 1] or v < sign * y[i + 1]:
-                continue
-            if v == sign * y[i - 1] and v == sign * y[i + 1]:
-                continue
-            # Prominence: height above the higher of the two bases, each base being the
-            # lowest point between this extremum and the nearest higher ground.
-            left_stop = next((j for j in range(i - 1, -1, -1) if sign * y[j] > v), 0)
-            right_stop = next((j for j in range(i + 1, len(y)) if sign * y[j] > v), len(y) - 1)
-            left = v - np.min(sign * y[left_stop : i + 1])
-            right = v - np.min(sign * y[i : right_stop + 1])
-            prom = float(min(left, right))
-            if prom >= prominence:
-                out.append(
-                    {
-                        "kind": kind,
-                        "x": refine_vertex(x, y, i),
-                        "y": float(y[i]),
-                        "prominence": prom,
-                        "width": half_prominence_width(x, sign * y, i, prom),
-                    }
-                )
-    return out
-
-
-def half_prominence_width(x: np.ndarray, y: np.ndarray, i: int, prominence: float) -> float | None:
-    """Full width of the peak at index i of `y` at height y[i] - prominence/2."""
-    level = y[i] - prominence / 2
-
-    def crossing(step: int) -> float | None:
-        j = i
-        while 0 <= j + step < len(y):
-            k = j + step
-            if y[k] <= level:
-                # linear interpolation between j (above) and k (at/below)
-                return float(x[j] + (level - y[j]) * (x[k] - x[j]) / (y[k] - y[j]))
-            j = k
-        return None
-
-    lo, hi = crossing(-1), crossing(1)
-    if lo is None or hi is None:
-        return None
-    return abs(hi - lo)
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    found = []
+    for kind, sign in (("peak", 1.0), ("dip", -1.0)):
+        peaks, props = find_peaks(sign * y, prominence=prominence)
+        bases = (props["prominences"], props["left_bases"], props["right_bases"])
+        _, _, left, right = peak_widths(sign * y, peaks, rel_height=0.5, prominence_data=bases)
+        samples = np.arange(len(x))
+        widths = np.interp(right, samples, x) - np.interp(left, samples, x)
+        for i, prom, width in zip(peaks, props["prominences"], widths, strict=True):
+            feature = {"kind": kind, "x": refine_vertex(x, y, i), "y": float(y[i])}
+            found.append((i, feature | {"prominence": float(prom), "width": float(width)}))
+    return [feature for _, feature in sorted(found, key=lambda item: item[0])]
 
 
 def find_extrema(x: np.ndarray, y: np.ndarray, prominence: float) -> list[tuple[str, float]]:

@@ -87,6 +87,19 @@ def test_lorentzian_fwhm():
     assert f["width"] == pytest.approx(2 * g, rel=0.01)
 
 
+def test_flat_top_is_one_feature():
+    # A peak clipped flat over 2 and over 3 samples (a digitizer's repeated values, a
+    # saturated reading): each is one peak, with the width of its half-prominence crossings.
+    x = np.arange(9.0)
+    for y, width in (([0, 0, 1, 2, 2, 1, 0, 0, 0], 3.0), ([0, 0, 1, 2, 2, 2, 1, 0, 0], 4.0)):
+        (f,) = compare.find_features(x, np.array(y, float), 0.5)
+        assert f["kind"] == "peak" and f["y"] == 2 and f["prominence"] == 2
+        assert 3 <= f["x"] <= 5 and f["width"] == pytest.approx(width)
+    # and a flat bottom is one dip
+    (f,) = compare.find_features(x, -np.array([0, 0, 1, 2, 2, 1, 0, 0, 0.0]), 0.5)
+    assert f["kind"] == "dip" and f["width"] == pytest.approx(3.0)
+
+
 def test_rms_max_and_shift_by_hand():
     # paper y = [0, 1, 0, 1, 0] on x = 1..5; sim = paper + [0.1, -0.1, 0.1, -0.1, 0.1]
     # → RMS 0.1, max 0.1, both normalised by max|y_paper| = 1.
