@@ -11,10 +11,9 @@ import shutil
 import pytest
 import yaml
 
-from tests.conftest import EXAMPLE
-from tests.conftest import reprolab_cli as cli
 from tests.report.test_stop_reports import GATE, LONG, long_paper
-from tests.workflow.test_pipeline import snakemake
+from tests.support.pipeline import EXAMPLE, snakemake
+from tests.support.pipeline import reprolab_cli as cli
 
 pytestmark = pytest.mark.pipeline
 PLAN = f"outputs/{LONG}/plan.json"
