@@ -8,6 +8,7 @@ what a person (or the configured auto-approval) decided to
 `Checkpoint` in the step that asks, resolve it with `protocol.resolve_gate` and
 log the answer with `consent.log_interaction`.
 
-May import: the core modules (`reprolab.artifacts`, `errors`, `events`,
-`fileio`) and `reprolab.physics`. Never `reprolab.steps`.
+May import: the ground floor (`reprolab.errors`, `events`, `fileio`, `paper`) and
+`reprolab.physics`; never the run context (`artifacts`, `settings`), `agents` or
+anything above (the rooms table in docs/architecture.md is the rule).
 """

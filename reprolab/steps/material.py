@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from reprolab.artifacts import load_plan
 from reprolab.errors import GateError
 from reprolab.events import log_event
 from reprolab.fileio import (
@@ -20,10 +21,16 @@ from reprolab.gates.material import (
 from reprolab.gates.protocol import Decision, resolve_gate
 
 
+def stage0_materials(plan_path, stage0_verdict) -> dict:
+    """The material checkpoint's payload: the plan's materials with stage 0's data."""
+    planned = [m.model_dump() for m in load_plan(plan_path).planned_materials]
+    return material_payload(planned, stage0_verdict)
+
+
 def auto_approve(paper_id, plan_path, stage0_verdict, out_decision) -> None:
     """The configured auto-approval, bound to its paper and gate (no nonce: it is written
     before the request exists), marked auto so the report says so."""
-    payload = material_payload(plan_path, stage0_verdict)
+    payload = stage0_materials(plan_path, stage0_verdict)
     decision = Decision(
         paper_id=paper_id,
         gate_id=MATERIAL_GATE,
@@ -42,7 +49,7 @@ def material_gate(
     paper_id, plan_path, stage0_verdict, decision_file, out_validated, wait_s: float = 0.0
 ) -> None:
     paper_out = Path(out_validated).parent
-    payload = material_payload(plan_path, stage0_verdict)
+    payload = stage0_materials(plan_path, stage0_verdict)
     checkpoint = material_checkpoint(paper_out, paper_id, payload)
     if decision_file:
         checkpoint.answer_file = str(decision_file)
