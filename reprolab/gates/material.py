@@ -14,7 +14,12 @@ from reprolab.fileio import (
     sha256_bytes,
     sha256_file,
 )
-from reprolab.gates.protocol import Checkpoint, gate_decision_path, gate_request_path
+from reprolab.gates.protocol import (
+    Checkpoint,
+    GateKind,
+    gate_decision_path,
+    gate_request_path,
+)
 from reprolab.physics import thresholds as th
 from reprolab.physics.checks import read_numeric_csv
 
@@ -75,7 +80,7 @@ def decision_path(paper_out: Path) -> Path:
 def material_checkpoint(paper_out: Path, paper_id: str, payload: dict) -> Checkpoint:
     return Checkpoint(
         gate_id=MATERIAL_GATE,
-        kind=MATERIAL_GATE,
+        kind=GateKind.MATERIAL_CHECKPOINT,
         paper_id=paper_id,
         stage_id=payload["stage0"]["stage_id"],
         sha256=payload["sha256"],

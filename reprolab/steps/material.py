@@ -70,7 +70,11 @@ def material_gate(
             source=f"{MATERIAL_GATE} ({answer})",
         )
         log_interaction(
-            paper_out, checkpoint.question, decision, f"stage 0 invalidated ({verdict})"
+            paper_out,
+            checkpoint.question,
+            decision,
+            f"stage 0 invalidated ({verdict})",
+            checkpoint.kind,
         )
         # Consumed: the rerun of stage 0 asks again rather than re-reading this answer.
         answered = Path(answer)
@@ -81,14 +85,20 @@ def material_gate(
             "of the same command, and the material checkpoint asks again."
         )
     if verdict == "need_help":
-        log_interaction(paper_out, checkpoint.question, decision, "waiting: user needs help")
+        log_interaction(
+            paper_out, checkpoint.question, decision, "waiting: user needs help", checkpoint.kind
+        )
         raise GateError(
             f"{answer}: need_help recorded (note: {decision.note!r}). Stage 0's materials "
             f"are in {request_path(paper_out)}; answer with approve, change_database or "
             "change_material when ready."
         )
     log_interaction(
-        paper_out, checkpoint.question, decision, "validated_materials written; stage 1+ may run"
+        paper_out,
+        checkpoint.question,
+        decision,
+        "validated_materials written; stage 1+ may run",
+        checkpoint.kind,
     )
     atomic_write_json(
         out_validated,
