@@ -350,3 +350,27 @@ def test_a_step_job_imports_only_what_it_uses(step):
     loaded = set(json.loads(out.stdout))
     wrong = [m for m, allowed in HEAVY_AT_START.items() if m in loaded and step not in allowed]
     assert not wrong, f"reprolab.steps.{step} imports {wrong} at start-up"
+
+
+def test_the_agent_registry_is_the_one_list_of_agents():
+    """Each registered agent is a module of `agents` with that `AGENT` and that output
+    model, and has a prompt; each prompt (but the global rules) is a registered agent."""
+    from agents import prompts, registry, runner
+
+    for name, spec in registry.AGENTS.items():
+        tree = ast.parse((REPO / "agents" / f"{name}.py").read_text(encoding="utf-8"))
+        consts = {
+            t.id: n.value.value
+            for n in tree.body
+            if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant)
+            for t in n.targets
+            if isinstance(t, ast.Name)
+        }
+        classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
+        assert consts.get("AGENT") == name, f"agents/{name}.py: AGENT is not {name!r}"
+        assert spec.model in classes, f"agents/{name}.py has no class {spec.model}"
+        assert spec.prompt.is_file(), spec.prompt
+        assert spec.reviews is None or spec.reviews in registry.AGENTS, spec
+    assert prompts.known_agents() == set(registry.AGENTS)
+    assert runner.OUTPUT_MODELS is registry.OUTPUT_MODELS
+    assert registry.OUTPUT_MODELS["supervisor"].__name__ == "SupervisorOutput"
