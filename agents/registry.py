@@ -53,55 +53,74 @@ AGENTS: dict[str, AgentSpec] = {
             "prompt_adaptor",
             "PromptAdaptorOutput",
             "paper",
-            "proposes paper-specific additions to the other agents' prompts",
+            "paper-specific additions to the other agents' prompts",
         ),
-        AgentSpec("planner", "PlannerOutput", "paper", "the staged plan of the reproduction"),
         AgentSpec(
-            "plan_reviewer", "PlanReviewerOutput", "paper", "reviews the plan", reviews="planner"
+            "planner",
+            "PlannerOutput",
+            "paper",
+            "reads the paper and writes the staged reproduction plan",
+        ),
+        AgentSpec(
+            "plan_reviewer",
+            "PlanReviewerOutput",
+            "paper",
+            "reviews the plan before any stage runs",
+            reviews="planner",
         ),
         AgentSpec(
             "simulation_designer",
             "SimulationDesign",
             "stage",
-            "a stage's simulation design (geometry, sources, monitors, outputs)",
+            "designs one stage's simulation (no code)",
         ),
         AgentSpec(
             "design_reviewer",
             "DesignReviewerOutput",
             "stage",
-            "reviews a design",
+            "reviews a stage design before code is written",
             reviews="simulation_designer",
         ),
-        AgentSpec("code_generator", "GeneratedCode", "stage", "the Meep script of a design"),
+        AgentSpec(
+            "code_generator",
+            "GeneratedCode",
+            "stage",
+            "writes the Python+Meep script for an approved design",
+        ),
         AgentSpec(
             "code_reviewer",
             "CodeReviewerOutput",
             "stage",
-            "reviews the script",
+            "reviews generated code before it runs",
             reviews="code_generator",
         ),
         AgentSpec(
             "execution_validator",
             "ExecutionValidatorOutput",
             "stage",
-            "judges whether the run did what the design asked",
+            "did the simulation run correctly (technically)?",
         ),
-        AgentSpec("physics_sanity", "PhysicsSanityOutput", "stage", "judges the run's physics"),
+        AgentSpec(
+            "physics_sanity",
+            "PhysicsSanityOutput",
+            "stage",
+            "are the results physically reasonable (before comparison)?",
+        ),
         AgentSpec(
             "results_analyzer",
             "AnalysisOutput",
             "stage",
-            "compares the results with the paper's figures and claims",
+            "explains the comparison numbers that code computed",
         ),
         AgentSpec(
             "comparison_validator",
             "ComparisonValidatorOutput",
             "stage",
-            "reviews the analysis",
+            "is the analyzer's account of the comparison right?",
             reviews="results_analyzer",
         ),
         AgentSpec(
-            "supervisor", "SupervisorOutput", "stage", "the stage's verdict and what comes next"
+            "supervisor", "SupervisorOutput", "stage", "the big-picture verdict after each stage"
         ),
     )
 }
