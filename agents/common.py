@@ -55,7 +55,7 @@ class Assumption(AgentModel):
 
 
 class Question(AgentModel):
-    """A question for the user (the seed's ask_user kinds an agent may raise). Code decides
+    """A question for the user (clarification, parameter confirmation, trade-off). Code decides
     whether it is worth a gate: high impact, or low confidence in the proposed answer."""
 
     question_id: str = Field(pattern=r"^Q\d+$")

@@ -1,4 +1,4 @@
-"""Context-window management (the seed's "Context Window Management").
+"""Context-window management (docs/agents.md, "Context window").
 
 Before each call the prompt's size is estimated. If it does not fit, the
 low-risk recovery is applied and logged: keep only the last part of accumulated

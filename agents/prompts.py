@@ -21,7 +21,7 @@ from reprolab.physics import thresholds
 
 GLOBAL_RULES = "global_rules"
 
-# Confidence an adaptation must exceed to be applied (the seed's lifecycle).
+# Confidence an adaptation must exceed to be applied, per kind of change.
 ADAPTATION_CONFIDENCE = {"append": 0.6, "modify": 0.8, "disable": 0.9}
 
 

@@ -3,7 +3,7 @@ what it reviews.
 
 The runner's output models (`agents.runner.OUTPUT_MODELS`), the config schema's
 per-agent model names (`provider.models`, checked against this list by
-tests/test_config_schema.py) and `reprolab check-recordings` all read this list.
+tests/core/test_config_schema.py) and `reprolab check-recordings` all read this list.
 Importing it imports no agent: a model is imported when first asked for, so a step
 job loads the one or two agents it calls, not all of them.
 """

@@ -52,7 +52,7 @@ def context(
     backtrack_suggestions: list[dict],
     user_interactions: list[dict],
 ) -> dict:
-    """Summaries only: no paper text, raw code or raw data (the seed's least context).
+    """Summaries only: no paper text, raw code or raw data (the least context that serves).
 
     Progress holds the plan's earlier stages only: a later stage's verdict (left from
     an earlier run) is not an input of this stage, and would change its prompt."""

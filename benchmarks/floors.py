@@ -1,4 +1,5 @@
-"""The floors under issue #19's three unmet targets, measured rather than argued:
+"""The floors under the three unmet speed targets (docs/benchmarks.md), measured rather
+than argued:
 
 1. the sweep: the best any scheduler could do with the 8 points on this machine's
    cores, the as-built record on (a guarantee) and off: two processes, Meep imported

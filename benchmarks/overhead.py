@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/overhead.py [--baseline REV] [--out benchmarks/results/overhead]
 
-The baseline revision (default 3810876, before issue #19) is unpacked with `git
+The baseline revision (default 3810876, that of the speed targets) is unpacked with `git
 archive` into a temporary folder and put first on PYTHONPATH (its Snakefile, its
 reprolab); "now" is this working tree. Both are measured in this one run, on
 this machine, in temporary working directories:
@@ -455,7 +455,7 @@ AS_BUILT_WARM = (
 
 
 def as_built_cost(workdir: Path, scratch: Path, stage: str = "stage1_single_slab") -> dict:
-    """What the as-built record (#14: its field-energy sampler and its record of the
+    """What the as-built record (its field-energy sampler and its record of the
     structure) costs a run: one stage's script warm with and without it, alternating,
     the fastest of 3 each."""
     run = workdir / "outputs" / EXAMPLE_ID / "stages" / stage / "run"
@@ -775,7 +775,7 @@ def startup_modes_line(startup: dict) -> str:
 
 
 def floors_markdown(r: dict) -> list[str]:
-    """Each unmet target of issue #19 beside what no change of ours could go below."""
+    """Each unmet speed target beside what no change of ours could go below."""
     f, b, n = r["floors"], r["baseline"], r["now"]
     sweep, dag = f["sweep"], f["dry_run"]
     target_sweep = round(0.6 * b["sweep_stage"]["wall_s"], 2)

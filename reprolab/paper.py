@@ -1,7 +1,7 @@
 """The paper a user asks to reproduce: text, figures and digitized curves.
 
 The format is documented in docs/paper-format.md; its JSON schema
-(docs/paper-format.schema.json) is generated from the models here
+(docs/paper-format.schema.json) is generated from its models in `reprolab.paper_format`
 (`reprolab paper-schema --write`). A paper folder is checked whole: every problem is
 collected (file, field, what would be valid) before anything is refused.
 """
@@ -21,16 +21,7 @@ from pydantic import BaseModel, ValidationError
 from reprolab import units
 from reprolab.errors import InputFileError
 from reprolab.fileio import read_text
-from reprolab.paper_format import (  # noqa: F401 - the format's names, read from here too
-    SCHEMA_PATH,
-    Axis,
-    Curve,
-    Figure,
-    KeyValue,
-    PaperMetadata,
-    paper_schema,
-    schema_text,
-)
+from reprolab.paper_format import Axis, Curve, Figure, PaperMetadata
 
 TODO = "TODO"
 

@@ -1,6 +1,6 @@
 """Run settings derived from the validated Snakemake config: the paper's run, its
 loop limits (their defaults are here and nowhere else; the config schema's agree,
-tests/test_config_schema.py checks it) and the agents' session built from the config."""
+tests/core/test_config_schema.py checks it) and the agents' session built from the config."""
 
 from __future__ import annotations
 

@@ -290,7 +290,7 @@ def test_workflow_scripts_call_the_steps():
 
 def test_a_handed_over_script_hands_over_before_any_step_import():
     # The script's own process must import next to nothing: its imports come after
-    # hand_over(), which a warm server's child passes at once (issue #19).
+    # hand_over(), which a warm server's child passes at once (reprolab/steps/warm.py).
     for script in sorted((REPO / "workflow" / "scripts").glob("*.py")):
         body = ast.parse(script.read_text(encoding="utf-8")).body
         calls = [
@@ -307,7 +307,7 @@ def test_a_handed_over_script_hands_over_before_any_step_import():
 
 
 # What a step job may import at start-up (every step is a fresh interpreter, and its
-# imports are most of its cost: issue #19). numpy only where curves are compared or
+# imports are most of its cost). numpy only where curves are compared or
 # fields read; an agent's module only where that agent is called or its model read.
 HEAVY_AT_START = {
     "numpy": {"compare"},

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.support.pipeline import REPO
 
 BIN = Path(sys.executable).parent
 
@@ -30,8 +30,8 @@ def test_plane_wave_lint_false_alarms_are_gone():
     INTEGRATED = True is as good as a literal (the code prompt asks for names); a plane
     wave without the flag, literal or named, still fails."""
     from reprolab.physics import lint as lint_mod
-    from tests.planted.corpus import PLANTED, named_true_plane_wave
-    from tests.planted.scripts2d import bend_script
+    from tests.support.planted.corpus import PLANTED, named_true_plane_wave
+    from tests.support.planted.scripts2d import bend_script
 
     def plane(code_design):
         code, design = code_design

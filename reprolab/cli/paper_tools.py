@@ -46,7 +46,7 @@ def run(args) -> int:
         folder = Path(args.recordings or Path(args.paper) / "recordings")
         return print_problems(check_recordings(folder), f"recordings {folder}")
     if args.command == "paper-schema":
-        from reprolab.paper import SCHEMA_PATH, schema_text
+        from reprolab.paper_format import SCHEMA_PATH, schema_text
 
         if args.write:
             SCHEMA_PATH.write_text(schema_text(), encoding="utf-8")

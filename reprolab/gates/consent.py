@@ -27,7 +27,7 @@ def log_interaction(
     context: dict | None = None,
     options: list[str] | None = None,
 ) -> None:
-    """Append to user_interactions.jsonl (the seed's user_interactions log).
+    """Append to user_interactions.jsonl, the log of every answer the user gave.
 
     Only real decisions: a rerun that reads the same answer file again (same
     decision, same question, same effect) logs nothing new."""

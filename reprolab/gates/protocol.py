@@ -74,7 +74,7 @@ def gate_kind(value) -> GateKind:
 
 
 class Decision(BaseModel):
-    """The user's answer to a gate (seed 004's Decision)."""
+    """The user's answer to a gate."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -83,7 +83,7 @@ class Decision(BaseModel):
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
     """sha256 of the artifact being answered, copied from the request file."""
     verdict: Literal["approve", "change_database", "change_material", "need_help"] | None = None
-    """Material checkpoint only: the seed's material verdicts."""
+    """Material checkpoint only: the user's verdict on the materials."""
     option: str | None = None
     """For a gate that offers choices (context overflow): the one chosen."""
     revised_data: dict | None = None
@@ -98,7 +98,7 @@ class Decision(BaseModel):
 
 
 class Checkpoint(BaseModel):
-    """A question the pipeline cannot answer itself (seed 004's Checkpoint)."""
+    """A question the pipeline cannot answer itself: the request file of a gate."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -110,7 +110,7 @@ class Checkpoint(BaseModel):
     stage_id: str | None = None
     question: str
     options: list[str]
-    """The choices offered (for the material checkpoint: the seed's four verdicts)."""
+    """The choices offered (for the material checkpoint: the four verdicts of `Decision`)."""
     actions: list[str] = Field(default_factory=lambda: ["approve", "edit", "reject"])
     """Valid `action` values of the answer."""
     choices: list[str] = Field(default_factory=list)

@@ -154,7 +154,7 @@ def job_limits(job: SimulationJob) -> limits.Limits:
     )
 
 
-def _tail(path: Path, chars: int = TAIL_CHARS) -> str:
+def tail_text(path: Path, chars: int = TAIL_CHARS) -> str:
     if not path.is_file():
         return ""
     return path.read_text(encoding="utf-8", errors="replace")[-chars:]
@@ -201,7 +201,7 @@ def _fresh_private_dirs(workdir: Path) -> None:
         folder.mkdir(parents=True)
 
 
-def _launch(job: SimulationJob, cmd: list[str], box: limits.Limits, out, err, folders=None):
+def launch_limited(job: SimulationJob, cmd: list[str], box: limits.Limits, out, err, folders=None):
     """Start the launcher under the limits; (exit code, watchdog, cgroup). The disk cap
     counts `folders` (default: the job's run folder)."""
     group = limits.make_pids_cgroup(limits.max_tasks(box))
@@ -244,7 +244,7 @@ def run_job(job: SimulationJob) -> dict:
     cmd, box = command_for(job), job_limits(job)
     started = time.time()
     with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
-        exit_code, dog, group = _launch(job, cmd, box, out, err)
+        exit_code, dog, group = launch_limited(job, cmd, box, out, err)
     runtime = round(time.time() - started, 3)
     record = {
         "command": cmd,
@@ -281,7 +281,7 @@ def _clear_private_dirs(workdir: Path) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _read_json(path: Path) -> dict | None:
+def read_json_or_none(path: Path) -> dict | None:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -294,10 +294,10 @@ def what_the_run_left(job, workdir: Path, logs: tuple[Path, Path], box, dog, gro
     sweep point."""
     return {
         "hostname": os.uname().nodename,
-        "stdout_tail": _tail(logs[0]),
-        "stderr_tail": _tail(logs[1]),
+        "stdout_tail": tail_text(logs[0]),
+        "stderr_tail": tail_text(logs[1]),
         "output_files": collect_outputs(workdir, Path(job.script).name),
-        "mpi": _read_json(workdir / ".mpi.json"),
+        "mpi": read_json_or_none(workdir / ".mpi.json"),
         "slurm_env": {k: os.environ[k] for k in SLURM_ENV if k in os.environ},
         "network_isolated": job.isolate_network,
         "disk_free_bytes": shutil.disk_usage(workdir).free,

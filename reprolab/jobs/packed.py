@@ -119,7 +119,7 @@ def submit_packed(
             words = " ".join(str(exc).replace("sbatch: error:", "").split())
             refused = submit.Outcome(None, {}, "", failure("submission_refused", words, str(exc)))
             return [
-                [submit._finish(p, None, refused, settings, whole, None) for p in pts]
+                [submit.finish_record(p, None, refused, settings, whole, None) for p in pts]
                 for pts in workers
             ]
         points = [p for pts in workers for p in pts]
@@ -129,8 +129,8 @@ def submit_packed(
     running = [ex.submit(run_packed, pts, d) for pts, d in zip(workers, worker_dirs, strict=True)]
     wait = submit.FIRST_POLL_S
     while not all(job.done() for job in running):
-        wait = submit._pause(wait, settings)
-    outcomes = [submit._collect(job, {}) for job in running]
+        wait = submit.poll_pause(wait, settings)
+    outcomes = [submit.collect_outcome(job, {}) for job in running]
     return [
         points_of(pts, job, out, settings, whole, None)
         for pts, job, out in zip(workers, running, outcomes, strict=True)
@@ -175,7 +175,7 @@ def points_of(points, job, outcome: submit.Outcome, settings, resources, array_i
             outcome.error,
             None if own else outcome.failure,
         )
-        records.append(submit._finish(sim, job, out, settings, resources, array_id))
+        records.append(submit.finish_record(sim, job, out, settings, resources, array_id))
     return records
 
 
@@ -282,14 +282,14 @@ def _one_worker(points: list[SimulationJob], worker_dir: str, root: str) -> list
     # The cap counts every folder the worker writes: its own and each point's.
     folders = [wdir, *(Path(p.workdir) for p in points)]
     with open(wdir / "stdout.txt", "wb") as out, open(wdir / "stderr.txt", "wb") as err:
-        exit_code, dog, group = launch._launch(head, cmd, box, out, err, folders)
+        exit_code, dog, group = launch.launch_limited(head, cmd, box, out, err, folders)
     shutil.rmtree(bwrap.private_dirs(wdir)[0], ignore_errors=True)
     shutil.rmtree(bwrap.private_dirs(wdir)[1], ignore_errors=True)
     records = []
     for p in points:
-        ended = launch._read_json(Path(p.workdir) / EXIT_FILE)
+        ended = launch.read_json_or_none(Path(p.workdir) / EXIT_FILE)
         if ended is None:
-            started = launch._read_json(Path(p.workdir) / CURRENT_FILE)
+            started = launch.read_json_or_none(Path(p.workdir) / CURRENT_FILE)
             if started is None and records:
                 break  # not begun: a fresh worker runs it
             records.append(_worker_ended(p, cmd, (exit_code, dog, group, box), wdir, started or {}))
@@ -328,7 +328,7 @@ def _worker_ended(p: SimulationJob, cmd, how, wdir: Path, started) -> dict:
     }
     record = _point_record(p, cmd, ended, group, box, dog)
     record["packed_point_ended"] = False  # the worker ended (or was ended) on it
-    worker_err = launch._tail(wdir / "stderr.txt", 2000)
+    worker_err = launch.tail_text(wdir / "stderr.txt", 2000)
     record["stderr_tail"] = (record["stderr_tail"] + "\n" + worker_err)[-launch.TAIL_CHARS :]
     if dog.violation:
         plain = {"memory_limit": " (out of memory)", "disk_quota": " (Disk quota exceeded)"}

@@ -27,11 +27,11 @@ from reprolab.fileio import atomic_write_json, sha256_file
 from reprolab.jobs.failures import classify_failure, failure, pending_verdict
 from reprolab.jobs.launch import (
     SimulationJob,
-    _read_json,
-    _tail,
     collect_outputs,
     command_for,
+    read_json_or_none,
     run_job,
+    tail_text,
 )
 
 STATE_POLL_S = 2.0
@@ -64,7 +64,7 @@ class ClusterSettings:
     extra_sbatch: dict = field(default_factory=dict)
     max_concurrent: int = 8
     poll_s: float = 0.5
-    """Longest pause between looks at running jobs (reprolab.jobs.submit._pause)."""
+    """Longest pause between looks at running jobs (reprolab.jobs.submit.poll_pause)."""
     job_name: str = "reprolab-sim"
     """Slurm's job name; the simulate step sets reprolab-<paper>-<stage>."""
     queue_wait_min: float = 30.0
@@ -215,7 +215,7 @@ class Outcome:
     """Set when this side stopped the job (never schedulable, queue wait over)."""
 
 
-def _collect(job, state: dict) -> Outcome:
+def collect_outcome(job, state: dict) -> Outcome:
     try:
         return Outcome(job.result(), state)
     except Exception as exc:  # submitit re-raises the worker's failure
@@ -262,7 +262,9 @@ def wait_slurm(submitted: list, settings: ClusterSettings) -> list[Outcome]:
             # returns a record (its ranks were killed); Slurm says which.
             final = slurm_states([str(submitted[i].job_id) for i in finished])
             for i in finished:
-                done[i] = _collect(submitted[i], final.get(str(submitted[i].job_id)) or states[i])
+                done[i] = collect_outcome(
+                    submitted[i], final.get(str(submitted[i].job_id)) or states[i]
+                )
         if all(d is not None for d in done):
             return done  # type: ignore[return-value]
         now = time.time()
@@ -274,7 +276,7 @@ def wait_slurm(submitted: list, settings: ClusterSettings) -> list[Outcome]:
                 if done[i] is None:
                     states[i] = seen.get(str(job.job_id)) or states[i]
                     done[i] = _poll(job, states, queued, ended_at, i, elapsed, settings)
-        wait = _pause(wait, settings)
+        wait = poll_pause(wait, settings)
 
 
 def _poll(job, states, queued, ended_at, i, elapsed, settings) -> Outcome | None:
@@ -293,13 +295,13 @@ def _poll(job, states, queued, ended_at, i, elapsed, settings) -> Outcome | None
     # Over (or forgotten by Slurm): give the worker a moment to write its result.
     ended_at.setdefault(i, time.time())
     if job.paths.result_pickle.exists():
-        return _collect(job, state)  # state is already the final one
+        return collect_outcome(job, state)  # state is already the final one
     if time.time() - ended_at[i] > 10:
         return Outcome(None, state, f"job ended in Slurm state {name or 'unknown'}")
     return None
 
 
-def _finish(
+def finish_record(
     sim: SimulationJob,
     job,
     outcome: Outcome,
@@ -310,20 +312,20 @@ def _finish(
     workdir = Path(sim.workdir)
     record, state, error = outcome.record, outcome.state, outcome.error
     if record is None:
-        submit_log = _tail(Path(str(job.paths.stderr)), 2000) if job is not None else ""
+        submit_log = tail_text(Path(str(job.paths.stderr)), 2000) if job is not None else ""
         record = {
             "command": command_for(sim),
             "exit_code": _exit_code(state),
             "timed_out": state.get("JobState") == "TIMEOUT",
             "runtime_seconds": None,
             "hostname": state.get("NodeList"),
-            "stdout_tail": _tail(workdir / "stdout.txt"),
-            "stderr_tail": _tail(workdir / "stderr.txt")
+            "stdout_tail": tail_text(workdir / "stdout.txt"),
+            "stderr_tail": tail_text(workdir / "stderr.txt")
             or submit_log + (f"\n{error}" if error else ""),
             "output_files": collect_outputs(workdir, Path(sim.script).name)
             if workdir.is_dir()
             else [],
-            "mpi": _read_json(workdir / ".mpi.json"),
+            "mpi": read_json_or_none(workdir / ".mpi.json"),
             "slurm_env": {},
             "network_isolated": sim.isolate_network,
         }
@@ -411,7 +413,7 @@ def wait_and_finish(jobs, submitted, settings, resources, folder: Path) -> list[
     """Wait for submitted jobs (job ids printed first), then build their records."""
     outcomes, array_id = wait_submitted(submitted, settings, folder)
     return [
-        _finish(sim, job, out, settings, resources, array_id)
+        finish_record(sim, job, out, settings, resources, array_id)
         for sim, job, out in zip(jobs, submitted, outcomes, strict=True)
     ]
 
@@ -450,7 +452,7 @@ def submit_all(
             # sbatch's own words, e.g. "Memory specification can not be satisfied".
             words = " ".join(str(exc).replace("sbatch: error:", "").split())
             refused = Outcome(None, {}, "", failure("submission_refused", words, str(exc)))
-            return [_finish(sim, None, refused, settings, resources, None) for sim in jobs]
+            return [finish_record(sim, None, refused, settings, resources, None) for sim in jobs]
         record_submission(folder, jobs, submitted, resources)
         return wait_and_finish(jobs, submitted, settings, resources, folder)
     # Local executors have no array throttle: keep at most max_concurrent running.
@@ -465,9 +467,11 @@ def submit_all(
             wait = FIRST_POLL_S
         for i, job in list(running.items()):
             if job.done():
-                results[i] = _finish(jobs[i], job, _collect(job, {}), settings, resources, None)
+                results[i] = finish_record(
+                    jobs[i], job, collect_outcome(job, {}), settings, resources, None
+                )
                 del running[i]
-        wait = _pause(wait, settings)
+        wait = poll_pause(wait, settings)
     return [r for r in results if r is not None]
 
 
@@ -476,7 +480,7 @@ FIRST_POLL_S = 0.02
 a short job is noticed within a few tens of ms, a long one costs a look every poll_s."""
 
 
-def _pause(wait: float, settings: ClusterSettings) -> float:
+def poll_pause(wait: float, settings: ClusterSettings) -> float:
     time.sleep(wait)
     return min(max(settings.poll_s, FIRST_POLL_S), wait * 1.5)
 

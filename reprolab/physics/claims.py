@@ -21,7 +21,8 @@ CLASS_WORDS = ("SUCCESS", "PARTIAL", "FAILURE")
 # (numbers are quoted to two or three significant figures).
 CLAIM_RTOL = 0.02
 FEATURE_QUANTITIES = compare.FEATURE_QUANTITIES  # what a claim may cite of a feature
-_NUMBER = re.compile(
+# A number cited in prose (the report marks each match by its audit).
+NUMBER = re.compile(
     # not an ordinal label ("stage 1", "figure 3", "Fig. 2"): those cite no quantity
     r"(?<![\w.])(?<!stage )(?<!Stage )(?<!figure )(?<!Figure )(?<!Fig\. )(?<!fig\. )"
     r"(\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(\s*(?:%|percent\b))?"
@@ -88,7 +89,7 @@ def _written_as(cited: float, half_ulp: float, pct: bool, claim: dict) -> bool:
 def audit_text(text: str, judged: list[dict], figure_class: str | None, classes: set[str]) -> dict:
     """Numbers and classification words of one piece of prose."""
     numbers = []
-    for m in _NUMBER.finditer(text or ""):
+    for m in NUMBER.finditer(text or ""):
         cited, pct = float(m.group(1)), bool(m.group(2))
         claim = next((c for c in judged if _written_as(cited, _half_ulp(m.group(1)), pct, c)), None)
         status = (

@@ -100,7 +100,8 @@ class CheckLimit:
     warn: float
 
 
-# From shared/PHYSICS_CHECKS.md (measured with Meep 1.25 against analytic references).
+# Measured with Meep 1.25 against analytic references: docs/checks.md, "Where the numbers
+# come from", and the measurements beside the constants that changed since.
 TR_BOUNDS = {"fail": (-0.01, 1.01), "warn": (-0.001, 1.001)}
 ENERGY_CONSERVATION = CheckLimit(fail=1e-2, warn=2e-3)  # |1 - R - T|, lossless
 ABSORPTION_NEGATIVE = CheckLimit(fail=-0.01, warn=-0.002)  # A = 1 - R - T, lossy

@@ -2,25 +2,9 @@
 
 from __future__ import annotations
 
-import os
 from collections import Counter
-from pathlib import Path
 
 from reprolab.physics import thresholds as th
-
-
-def _fmt(value, spec=".3g") -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, float) and value != value:
-        return "n/a"
-    if spec == "%":
-        return f"{value * 100:.2g} %"
-    return format(value, spec)
-
-
-def _rel(path: str | Path, start: Path) -> str:
-    return os.path.relpath(Path(path).resolve(), start.resolve())
 
 
 def table_header(*names: str) -> list[str]:

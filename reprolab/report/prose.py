@@ -32,7 +32,7 @@ def section_of(audit: dict | None, name: str) -> dict | None:
 
 def _marked_numbers(text: str, numbers: list[dict]) -> str:
     out, last = [], 0
-    for m, n in zip(claims._NUMBER.finditer(text), numbers, strict=False):
+    for m, n in zip(claims.NUMBER.finditer(text), numbers, strict=False):
         out.append(text[last : m.end()])
         if n["status"] == "unchecked":
             out.append(f" {UNCHECKED}")

@@ -76,7 +76,7 @@ def analyze_stage(
     out_analysis,
 ) -> None:
     """ResultsAnalyzer ⇄ ComparisonValidator, at most `max_analysis_revisions` rounds;
-    at the limit the analysis goes to the supervisor flagged, as the seed says."""
+    at the limit the analysis goes to the supervisor, flagged (docs/operation.md)."""
     if passed_on_block(run, out_analysis, comparison_path):
         return
     comparison = read_json(comparison_path)

@@ -1,4 +1,5 @@
-"""Backtracks and replans, decided in code (the seed's decision matrix and limits)."""
+"""Backtracks and replans, decided in code (a fixed decision matrix and limits;
+docs/operation.md, "Decisions the pipeline makes")."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from reprolab.settings import PaperRun
 from reprolab.steps.eligibility import ancestors
 
 SUGGESTERS = ("physics_sanity", "results_analyzer", "code_reviewer")
-"""The agents that may suggest a backtrack (the seed's table); the supervisor decides."""
+"""The agents that may suggest a backtrack; the supervisor decides."""
 _SEVERITY = {"critical": 2, "significant": 1, "minor": 0}
 
 
@@ -44,7 +45,7 @@ def suggestion_for(found: list[dict], target: str | None) -> dict | None:
 
 
 def backtrack_decision(suggestion: dict | None, done: int, limit: int) -> str:
-    """The seed's supervisor decision matrix: accept, ask_user or reject (handle the
+    """The supervisor's decision matrix: accept, ask_user or reject (handle the
     problem in this stage), the same for a suggestion of PhysicsSanity, the
     ResultsAnalyzer or the CodeReviewer. A backtrack no agent suggested counts as
     significant with high confidence."""

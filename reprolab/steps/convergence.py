@@ -1,8 +1,8 @@
 """The convergence step: rerun a stage at twice the resolution (a resonance stage also
 with twice the PML), compare, and let the verdict judge the result.
 
-Policy (`checks.convergence`, README "Convergence"): `auto` (the default) reruns a
-stage whose as-built pixels per wavelength are under `PPW_AS_BUILT.warn` and every
+Policy (`checks.convergence`, docs/checks.md "Convergence"): `auto` (the default)
+reruns a stage whose as-built pixels per wavelength are under `PPW_AS_BUILT.warn` and every
 stage that ran Harminv; `true` reruns every simulation stage; `false` never (then an
 under-resolved run fails, with nothing to excuse it). A stage that needs no rerun, or
 whose script does not read the scale variable, says so in convergence.json: no rerun is

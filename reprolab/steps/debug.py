@@ -1,4 +1,4 @@
-"""Debug / quick-check mode (the seed's "Debug Mode"): stage 0 and a minimal stage 1 at
+"""Debug / quick-check mode (docs/outputs.md, "Quick-check mode"): stage 0 and a minimal stage 1 at
 reduced resolution, diagnostic plots and a diagnostic summary JSON.
 
 With `debug.enabled`, the workflow writes under `<outputs_dir>/debug/<paper>/` (so a
@@ -237,7 +237,7 @@ def write_debug_log(paper_out: Path, stage_dirs: list[Path], out_txt: Path) -> s
 
 
 def geometry_check(design, geometry: dict | None, factor: float) -> dict:
-    """The seed's geometry_check: what Meep built against what the design says."""
+    """The summary's geometry_check: what Meep built against what the design says."""
     if geometry is None:
         return {"description": design.geometry, "structures_created": 0, "note": "no Meep log"}
     dims = sum(1 for c in geometry["cell"] if c > 0)

@@ -1,4 +1,4 @@
-"""What quick-check mode changes about a stage's run (the seed's Debug Mode table):
+"""What quick-check mode changes about a stage's run:
 one point per sweep and a runtime cap per stage. The resolution factor is exported to
 the scripts by the workflow (REPROLAB_RESOLUTION_SCALE)."""
 

@@ -1,6 +1,6 @@
 """Whether a stage may run, decided in code from the files (never stored twice).
 
-A stage runs when its dependencies completed with success or partial, the seed's
+A stage runs when its dependencies completed with success or partial, the
 validation hierarchy allows its type (material validation, then single
 structures, then arrays, then sweeps, then complex physics, each required only
 where the plan has such stages), and it fits the paper's total runtime budget.
@@ -28,7 +28,7 @@ PAPER_END_FILE = "supervisor_end.json"
 PRIORITY_FILE = "priority.json"
 
 OK_STATUSES = ("completed_success", "completed_partial")
-# Seed's select_stage: which lower levels a stage type waits for (when the plan has them).
+# The validation hierarchy: which lower levels a stage type waits for (when the plan has them).
 HIERARCHY = {
     StageType.MATERIAL_VALIDATION: (),
     StageType.SINGLE_STRUCTURE: (StageType.MATERIAL_VALIDATION,),

@@ -27,12 +27,12 @@ from reprolab.report.markdown import (
     gate_decisions_section,
     history_section,
     own_plot,
+    paper_end_banner,
     side_by_side,
     stage_dir_of,
     summary_table,
     title_section,
 )
-from reprolab.report.sections import paper_end_banner
 from reprolab.report.security import flagged_passages_section
 
 

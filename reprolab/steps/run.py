@@ -108,7 +108,7 @@ def run_with_repairs(run, design_art, stage, code_path, script_path, stage_dir) 
             if note is None:
                 break  # the user accepts the failed run: checks and supervisor judge it
             user_rounds += 1
-            counts["execution"] = 0  # the seed: a user's guidance is a fresh start
+            counts["execution"] = 0  # a user's guidance is a fresh start
             feedback = f"{feedback}\nThe user says: {note}"
         previous = read_json(code_path).get("provenance", {}).get("attempt", 0)
         code_path, script_path = regenerate_code(

@@ -68,7 +68,8 @@ def revision_counts(stage_dir: Path) -> dict:
 
 
 def run_history(result_path: Path) -> dict:
-    """What the supervisor hears about the run's repairs (physics_stuck: seed's flag)."""
+    """What the supervisor hears about the run's repairs (`physics_stuck`: the physics
+    failures reached their limit)."""
     record = read_json(result_path) if result_path.is_file() else {}
     return {
         "execution_failures": record.get("execution_failures", 0),

@@ -1,0 +1,1 @@
+"""ReproLab's tests, grouped by the package they test."""

@@ -1,0 +1,1 @@
+"""The agents and the calling machinery (agents/)."""

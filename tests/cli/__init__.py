@@ -1,0 +1,1 @@
+"""The `reprolab` command (reprolab/cli/) and installing it."""

@@ -1,0 +1,1 @@
+"""The ground floor and the run context: paper format, inputs, files, settings."""

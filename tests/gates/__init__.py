@@ -1,0 +1,1 @@
+"""Gates, decisions and answers (reprolab/gates/, reprolab/cli/control.py)."""

@@ -1,0 +1,1 @@
+"""Jobs, the sandbox and sweeps (reprolab/jobs/)."""

@@ -1,0 +1,1 @@
+"""Checks, lint, comparison and convergence (reprolab/physics/)."""

@@ -1,0 +1,1 @@
+"""The report: its sections, prose, layout and honesty (reprolab/report/)."""

@@ -1,0 +1,166 @@
+"""Wrong-on-purpose variants of the example: each is reported as not SUCCESS, and no
+prose that contradicts the code stands unmarked in the rendered report sections.
+
+Reads the session's finished example run (conftest.offline_example_run) and re-judges
+copies of its stages: the paper's curve shifted 3 %, its peak heights scaled 0.8, the
+simulated spectrum off by a factor 2 (a normalisation mistake), and a design whose
+declared slab thickness is not the one Meep built. The recorded analyses, with their
+claims for the correct run, are rendered with the new comparison.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+import shutil
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from reprolab.fileio import read_json
+from reprolab.paper import Paper
+from reprolab.physics import checks as checks_mod
+from reprolab.physics import claims
+from reprolab.report import markdown
+from reprolab.steps.compare import compare_stage
+from tests.support.builders import copy_paper
+
+EXAMPLE = Path(__file__).parents[2] / "examples" / "papers" / "silica_bragg_2026"
+STAGE = {"fig2": "stage1_single_slab", "fig3": "stage2_bragg_mirror"}
+
+
+def edit_csv(path: Path, column: str, fn) -> None:
+    with open(path, newline="") as fh:
+        rows = list(csv.reader(fh))
+    i = rows[0].index(column)
+    for row in rows[1:]:
+        row[i] = repr(fn(float(row[i])))
+    with open(path, "w", newline="") as fh:
+        csv.writer(fh).writerows(rows)
+
+
+def judge(example: Path, tmp: Path, fig_id: str, paper_edit=None, run_edit=None):
+    """Copy the paper and the figure's stage, apply the edits, compare again, render."""
+    paper_dir = tmp / "paper"
+    copy_paper(paper_dir)
+    if paper_edit:
+        paper_edit(paper_dir / "data")
+    stage = STAGE[fig_id]
+    stage_dir = tmp / stage
+    shutil.copytree(example / "stages" / stage, stage_dir)
+    if run_edit:
+        run_edit(stage_dir / "run")
+    run = SimpleNamespace(paper=Paper(paper_dir))
+    compare_stage(
+        run, stage_dir / "design.json", stage_dir / "checks.json", stage_dir / "comparison.json"
+    )
+    comparison = read_json(stage_dir / "comparison.json")
+    analysis = read_json(stage_dir / "analysis.json")["output"]
+    verdict = read_json(stage_dir / "verdict.json")
+    (fig,) = comparison["figures"]
+    narrative = next(n["narrative"] for n in analysis["per_figure"])
+    rows = [(fig_id, stage, fig)]
+    md = markdown.figure_section(fig_id, "title", stage, fig, [], narrative)
+    md += markdown.discrepancies_section({stage: analysis}, {stage: comparison})
+    md += markdown.conclusions_section([verdict], rows)
+    md += markdown.executive_summary(
+        rows, 4, [verdict], {}, {"auto_approved": True, "sha256": "0" * 64}, ""
+    )
+    return fig, analysis, "\n".join(md)
+
+
+def unmarked_prose_left(md: str, analysis: dict, comparison_fig: dict) -> list[str]:
+    """Prose the code contradicts that the rendered text still shows as if it stood:
+    a contradicted piece outside ~~strike-through~~, or a cited number with no mark."""
+    standing = re.sub(r"~~.*?~~", "", md, flags=re.S)
+    audit = claims.audit_analysis(analysis, {"figures": [comparison_fig]})
+    texts = {"summary": analysis["summary"]}
+    texts |= {f"figure:{n['figure_id']}": n["narrative"] for n in analysis["per_figure"]}
+    texts |= {
+        f"discrepancy:{i}": f"{d['description']} Likely cause: {d['likely_cause']}"
+        for i, d in enumerate(analysis["discrepancies"])
+    }
+    left = []
+    for s in audit["sections"]:
+        text = texts[s["section"]]
+        if s["status"] == "contradicted" and text in standing:
+            left.append(f"{s['section']} stands unmarked: {text[:80]}")
+        for n in s["numbers"]:
+            if n["status"] != "checked" and f"{n['text']} [" not in md and text in standing:
+                left.append(f"{s['section']}: '{n['text']}' without a mark")
+    return left
+
+
+@pytest.fixture(scope="module")
+def example(offline_example_run) -> Path:
+    return offline_example_run / "outputs" / "silica_bragg_2026"
+
+
+def test_the_example_itself_renders_with_every_number_checked(example, tmp_path):
+    fig, analysis, md = judge(example, tmp_path, "fig3")
+    assert fig["classification"] == "SUCCESS"
+    assert "[unchecked]" not in md.split("## 6.")[0] and "Contradicted" not in md
+    assert "Figures reproduced (SUCCESS only) | 1 of 4" in md
+
+
+def shift_3_percent(data: Path) -> None:
+    edit_csv(data / "fig3_R.csv", "wavelength_um", lambda x: 1.03 * x)
+
+
+def heights_scaled(data: Path) -> None:
+    edit_csv(data / "fig2_T.csv", "T", lambda y: 0.8 * y)
+
+
+def normalisation_off(run: Path) -> None:
+    edit_csv(run / "slab_spectrum.csv", "T", lambda y: 0.5 * y)
+
+
+@pytest.mark.parametrize(
+    ("fig_id", "paper_edit", "run_edit", "metric"),
+    [
+        ("fig3", shift_3_percent, None, "feature_shift_rel"),
+        ("fig2", heights_scaled, None, "feature_height_rel"),
+        ("fig2", None, normalisation_off, "feature_height_rel"),
+    ],
+    ids=["paper_shifted_3pc", "heights_scaled_0.8", "normalisation_factor_2"],
+)
+def test_wrong_variant_is_not_success_and_no_prose_stands(
+    example, tmp_path, fig_id, paper_edit, run_edit, metric
+):
+    fig, analysis, md = judge(example, tmp_path, fig_id, paper_edit, run_edit)
+    assert fig["classification"] == "FAILURE"
+    assert any(c["classes"].get(metric) == "FAILURE" for c in fig["curves"])
+    assert "classification **FAILURE**" in md
+    assert "Figures reproduced (SUCCESS only) | 0 of 4" in md
+    assert "0 of 1 simulated target figures reproduced (SUCCESS)" in md
+    assert "Contradicted by the code's numbers" in md  # the recorded claims no longer hold
+    assert unmarked_prose_left(md, analysis, fig) == []
+
+
+def test_normalisation_factor_2_fails_the_energy_balance(example, tmp_path):
+    stage_dir = tmp_path / "stage"
+    shutil.copytree(example / "stages" / STAGE["fig2"], stage_dir)
+    normalisation_off(stage_dir / "run")
+    design = read_json(stage_dir / "design.json")["output"]
+    record = read_json(stage_dir / "result.json")
+    result = checks_mod.run_checks(
+        record, stage_dir / "run", ["slab_spectrum.csv"], True, design=design
+    )
+    by_name = {c["name"]: c["status"] for c in result["checks"]}
+    assert by_name["energy_conservation:slab_spectrum.csv"] == "fail"
+
+
+@pytest.mark.parametrize(("declared", "status"), [(0.8, "pass"), (0.82, "fail")])
+def test_simulated_dimension_against_the_design(example, tmp_path, declared, status):
+    """A design that says 0.82 µm beside a script that built 0.80 µm (the probe's 200 nm
+    spacer in a 180 nm design) fails before any comparison."""
+    stage_dir = example / "stages" / STAGE["fig2"]
+    design = read_json(stage_dir / "design.json")["output"]
+    design["declared_dimensions"] = [{"name": "slab", "value": declared}]
+    record = read_json(stage_dir / "result.json")
+    result = checks_mod.run_checks(
+        record, stage_dir / "run", ["slab_spectrum.csv"], True, design=design
+    )
+    by_name = {c["name"]: c["status"] for c in result["checks"]}
+    assert by_name["built:geometry_as_declared"] == status

@@ -1,0 +1,1 @@
+"""The real one-node Slurm cluster (marked slurm)."""

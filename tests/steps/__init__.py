@@ -1,0 +1,1 @@
+"""Steps (reprolab/steps/) on their own or through a short Snakemake run."""

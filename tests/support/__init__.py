@@ -1,0 +1,1 @@
+"""Shared builders for the tests: paths, runs, fake servers, planted scripts."""

@@ -1,0 +1,239 @@
+"""The planted-failure corpus: planted mistakes with the checks that must name them, and
+correct runs (closed, absorbing and open structures) that must raise no failure.
+
+`run_corpus(folder)` runs every case in one Python process (tests.support.planted.driver: Meep
+imported once, the run-time recorder installed as the sandbox does) and judges each
+with the same `checks.run_checks` the pipeline uses, static lint included.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from reprolab.physics import checks, lint
+from reprolab.physics import convergence as conv
+from reprolab.physics.record_checks import load_record
+from reprolab.steps.convergence import VARIANTS, variants_needed
+from tests.support.planted.scripts import plane_wave_script, slab_script
+from tests.support.planted.scripts2d import bend_script, cylinder_script, ring_script
+
+MATERIALS = [{"material_id": "slab", "index": 2.0}]
+
+
+def ag_film(offset_px: float, style: str = "literal", band=(0.45, 0.8)) -> tuple[str, dict]:
+    """40 nm of meep.materials.Ag (8 pixels at 200 px/µm; Ag is stable from 50)."""
+    return slab_script(
+        material="Ag",
+        thickness_um=0.04,
+        resolution=200,
+        band_um=band,
+        offset_px=offset_px,
+        film_style=style,
+    )
+
+
+def named_false_plane_wave() -> tuple[str, dict]:
+    code, design = plane_wave_script(integrated=True)
+    code = code.replace("is_integrated=True", "is_integrated=INTEGRATED")
+    return code.replace("PML_UM = 1.0", "PML_UM = 1.0\nINTEGRATED = False"), design
+
+
+def named_true_plane_wave() -> tuple[str, dict]:
+    code, design = plane_wave_script(integrated=True)
+    code = code.replace("is_integrated=True", "is_integrated=INTEGRATED")
+    return code.replace("PML_UM = 1.0", "PML_UM = 1.0\nINTEGRATED = True"), design
+
+
+BRAGG = {"bragg_pairs": 8}
+# name: (script and design, the checks that must fail: each names the planted cause)
+PLANTED = {
+    "missing_normalisation": (slab_script(normalise=False), ["built:normalisation_run"]),
+    "reflection_without_subtraction": (
+        slab_script(subtract_incident=False),
+        ["bounds_R:spectrum.csv", "lint:incident_field_subtracted"],
+    ),
+    "early_stop_fields_1e-2": (
+        slab_script(decay_by=1e-2, **BRAGG),
+        ["built:field_decay", "field_decay"],
+    ),
+    "early_stop_energy_1e-2": (
+        slab_script(decay_by=1e-2, stop="energy", **BRAGG),
+        ["built:field_decay"],
+    ),
+    "early_stop_fixed_time": (slab_script(stop="fixed:10", **BRAGG), ["built:field_decay"]),
+    "early_stop_dft_tol": (slab_script(decay_by=0.05, stop="dft", **BRAGG), ["built:field_decay"]),
+    "pml_two_pixels": (slab_script(pml_um=0.02), ["built:pml_thickness"]),
+    "pml_tenth_wavelength": (slab_script(pml_um=0.05), ["built:pml_thickness"]),
+    "resolution_3_ppw": (slab_script(resolution=12), ["built:resolution_ppw"]),
+    "resolution_10_ppw": (slab_script(resolution=45), ["built:resolution_ppw"]),
+    "resolution_10_ppw_bragg": (slab_script(resolution=50, **BRAGG), ["built:resolution_ppw"]),
+    "fused_quartz_outside_range": (
+        slab_script(material="fused_quartz", band_um=(0.15, 0.3), resolution=300),
+        ["built:materials_valid_range"],
+    ),
+    "ag_outside_range": (ag_film(0.25, band=(0.15, 0.24)), ["built:materials_valid_range"]),
+    "plane_wave_not_integrated": (
+        plane_wave_script(integrated=False),
+        ["built:plane_wave_is_integrated"],
+    ),
+    "plane_wave_named_false": (named_false_plane_wave(), ["built:plane_wave_is_integrated"]),
+    "film_on_grid_literal": (ag_film(0.0), ["built:film_faces_off_grid"]),
+    "film_on_grid_getattr": (ag_film(0.0, "getattr"), ["built:film_faces_off_grid"]),
+    "film_on_grid_computed_centre": (ag_film(0.0, "computed"), ["built:film_faces_off_grid"]),
+    "source_too_narrow_0.3": (slab_script(fwidth_factor=0.3), ["built:source_bandwidth"]),
+    "source_too_narrow_0.7": (slab_script(fwidth_factor=0.7), ["built:source_bandwidth"]),
+    "spacer_200_in_180_design": (
+        slab_script(thickness_um=0.2, declared_um=0.18),
+        ["built:geometry_as_declared"],
+    ),
+    "bend_without_normalisation": (bend_script(normalise=False), ["built:normalisation_run"]),
+    "bend_under_resolved": (bend_script(resolution=6), ["built:resolution_ppw"]),
+    "bend_thin_pml": (bend_script(pml=0.5), ["built:pml_thickness"]),
+    "cylinder_sca_normalised_twice": (
+        cylinder_script(sca_factor=0.5),
+        ["extinction_sum:spectrum.csv"],
+    ),
+    "cylinder_absorption_sign": (
+        cylinder_script(abs_sign=-1),
+        ["cross_section_nonnegative:spectrum.csv"],
+    ),
+    # Q of the 0.175 mode: 1375 at PML 0.5 (7 % high), 1299 at 1.0, 1293 at 2.0, 1284 at 4.0
+    "ring_q_thin_pml": (ring_script(pml=0.5), ["built:pml_thickness"]),
+    # Convergence (checks.convergence: auto): 10 px per wavelength in a Bragg stack moves
+    # R by 0.25 at 2x resolution; a 0.35 a PML (0.05 λ) moves the Q 1300 mode by 148 %
+    # when it doubles.
+    "bragg_under_resolved_converge": (
+        slab_script(resolution=50, **BRAGG),
+        ["convergence:resolution_2x", "built:resolution_ppw"],
+    ),
+    "ring_q_thin_pml_converge": (ring_script(pml=0.35), ["convergence:pml_2x"]),
+}
+CORRECT = {
+    "slab": slab_script(),
+    "slab_res_200": slab_script(resolution=200),
+    "slab_fused_quartz_in_range": slab_script(material="fused_quartz"),
+    "slab_energy_decayed": slab_script(stop="energy"),
+    "slab_dft_decayed": slab_script(stop="dft", decay_by=1e-8),
+    "slab_fixed_long": slab_script(stop="fixed:300"),
+    "bragg_stack_decayed": slab_script(**BRAGG),
+    "plane_wave_is_integrated": plane_wave_script(),
+    "plane_wave_named_true": named_true_plane_wave(),
+    "film_off_grid_literal": ag_film(0.25),
+    "film_off_grid_getattr": ag_film(0.25, "getattr"),
+    "film_off_grid_computed_centre": ag_film(0.25, "computed"),
+    "bend_open": bend_script(),
+    "cylinder_scattering": cylinder_script(),
+    "ring_resonator": ring_script(),
+    # Convergence: a 0.1 µm slab at 10 px per wavelength (under the fail level) whose T
+    # moves 0.009 at 2x resolution: excused; the ring under both of its reruns.
+    "thin_slab_under_resolved_converged": slab_script(resolution=45, thickness_um=0.1),
+    "ring_resonator_converged": ring_script(),
+}
+# The cases judged under checks.convergence: auto (the default policy: reruns for
+# stages under PPW_AS_BUILT.warn and for resonances); the others under false, so that
+# they measure the run-time record's checks alone.
+AUTO = {
+    "bragg_under_resolved_converge",
+    "ring_q_thin_pml_converge",
+    "thin_slab_under_resolved_converged",
+    "ring_resonator_converged",
+}
+
+
+def _drive(dirs: list[str]) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "tests.support.planted.driver", *dirs],
+        check=True,
+        cwd=Path(__file__).resolve().parents[3],
+        timeout=900,
+    )
+
+
+def run_corpus(
+    folder: Path, names: list[str] | None = None, auto: set[str] | None = None
+) -> dict[str, dict[str, str]]:
+    """{case: {check name: status}} of every case, run in one process; the cases in
+    `auto` (default AUTO) then rerun as the convergence policy asks, in a second one."""
+    cases = {**PLANTED, **{k: (v, []) for k, v in CORRECT.items()}}
+    names = names or list(cases)
+    auto = AUTO if auto is None else auto
+    for name in names:
+        (code, _), _ = cases[name]
+        (folder / name).mkdir(parents=True, exist_ok=True)
+        (folder / name / "sim.py").write_text(code)
+    _drive([str(folder / n) for n in names])
+    results = {name: judge(folder / name, *cases[name][0]) for name in names}
+    reruns = {}
+    for name in [n for n in names if n in auto]:
+        design = cases[name][0][1]
+        sims = load_record(folder / name)
+        wanted, _ = variants_needed("auto", results[name], sims, bool(design["figure_outputs"]))
+        for var in wanted:
+            d = folder / f"{name}.{var}"
+            d.mkdir(exist_ok=True)
+            (d / "sim.py").write_text(cases[name][0][0])
+            (d / "env.json").write_text(json.dumps({VARIANTS[var][0]: "2"}))
+            reruns.setdefault(name, []).append(var)
+    _drive([str(folder / f"{n}.{v}") for n, vs in reruns.items() for v in vs])
+    out = {}
+    for name in names:
+        result = results[name]
+        if name in auto:
+            result, _ = conv.with_convergence(
+                result, converged(folder, name, cases[name][0][1], reruns.get(name, []))
+            )
+        out[name] = {c["name"]: c["status"] for c in result["checks"]}
+    return out
+
+
+def converged(folder: Path, name: str, design: dict, variants: list[str]) -> dict:
+    """The convergence record of one case, as reprolab.steps.convergence writes it."""
+    out = []
+    for var in variants:
+        rerun = folder / f"{name}.{var}"
+        ran = (rerun / "exit_code").read_text() == "0"
+        qs = (
+            conv.compare_folders(design["figure_outputs"], folder / name, rerun, var) if ran else []
+        )
+        out.append({"id": var, "ran": ran, "quantities": qs, "note": "" if ran else "failed"})
+    qs = [q for v in out for q in v["quantities"]]
+    return {"variants": out, "quantities": qs, "status": conv.verdict(qs) if out else "not_needed"}
+
+
+def judge(workdir: Path, code: str, design: dict) -> dict:
+    """checks.run_checks' result for one case (static lint included)."""
+    exit_code = int((workdir / "exit_code").read_text())
+    record = {
+        "exit_code": exit_code,
+        "timed_out": False,
+        "stdout_tail": "",
+        "stderr_tail": (workdir / "stderr.txt").read_text()[-2000:],
+        "output_files": [
+            {"name": p.name, "bytes": p.stat().st_size} for p in workdir.glob("*.csv")
+        ],
+    }
+    static = lint.design_findings(design, MATERIALS) + lint.code_findings(code, design)
+    outputs = [o["file"] for o in design["output_specifications"]]
+    return checks.run_checks(record, workdir, outputs, True, design=design, static=static)
+
+
+def confusion(results: dict[str, dict[str, str]]) -> dict:
+    """Planted caught by their named checks; correct runs with no failure."""
+    rows = {}
+    for name, statuses in results.items():
+        planted = name in PLANTED
+        failed = sorted(k for k, v in statuses.items() if v == "fail")
+        named = PLANTED[name][1] if planted else []
+        rows[name] = {
+            "planted": planted,
+            "failed": failed,
+            "named_checks_failed": all(statuses.get(c) == "fail" for c in named),
+        }
+    tp = sum(1 for r in rows.values() if r["planted"] and r["named_checks_failed"])
+    fn = sum(1 for r in rows.values() if r["planted"] and not r["named_checks_failed"])
+    fp = sum(1 for r in rows.values() if not r["planted"] and r["failed"])
+    tn = sum(1 for r in rows.values() if not r["planted"] and not r["failed"])
+    return {"caught": tp, "missed": fn, "false_alarms": fp, "clean": tn, "cases": rows}

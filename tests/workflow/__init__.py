@@ -1,0 +1,1 @@
+"""The whole workflow through real Snakemake and Meep: runs, reruns, faults."""
