@@ -16,11 +16,8 @@ this machine, in temporary working directories:
    (Meep compute of its points / (wall x cores)), and whether its gathered CSV is
    byte-identical to the baseline's;
 3. per-step start-up: from a script's first line to its step's code being imported
-   (Python's own start left out), in its own process ("cold") and, where the tree
-   has reprolab.steps.warm, handed over to a warm server ("warm", what every step of
-   a run but the first two pays; simulate and convergence never hand over); the
-   fastest of 3, the median over the steps (both trees byte-compiled, as `make
-   setup` compiles the checkout);
+   (Python's own start left out); the fastest of 3, the median over the steps (both
+   trees byte-compiled, as `make setup` compiles the checkout);
 4. `snakemake -n` for 1, 10 and 100 synthetic papers (benchmarks/bench.py's), and what a
    step of the 100-paper campaign pays to find its paper (`paper_run`);
 5. the sandbox per packed worker: bubblewrap's own setup (paid once per worker,
@@ -213,73 +210,30 @@ def sweep_timeline(result_json: Path, started: float, ended: float) -> dict | No
 STARTUP_CLIENT = """
 import sys, time
 t0 = time.time()
-warm = sys.modules.get("reprolab.steps.warm")
-if not (warm and warm._CHILD):  # the script's own process: its start is the clock's
-    open("t0", "w").write(repr(t0))
-try:
-    from reprolab.steps.warm import hand_over
-except ImportError:  # a tree from before warm steps
-    hand_over = lambda: None
-hand_over()
 import reprolab.smk, reprolab.steps.{name}
-print(time.time() - float(open("t0").read()))
+print(time.time() - t0)
 """
-
-
-NOT_HANDED_OVER = {"run"}
-"""Steps whose scripts do not hand over to a warm server (simulate.py, convergence.py)."""
 
 
 def step_startup(tree: Path, scratch: Path) -> dict:
     """From a step script's first line to its step's code being ready to run (Python's
-    own start left out, as before): in-process ("cold": the first step of a run, or
-    REPROLAB_WARM_STEPS=0), and where the tree has them, forked from a warm server
-    ("warm": every later step of a run). The fastest of 3 per step."""
+    own start left out): the fastest of 3 per step, and their median."""
     scratch.mkdir(parents=True)
-    # Short, as /run/user/<uid> is: a Unix socket's name must be.
-    runtime = Path(tempfile.mkdtemp(prefix="ws", dir="/tmp"))
-    env = {**env_for(tree), "XDG_RUNTIME_DIR": str(runtime)}
-    has_warm = (tree / "reprolab/steps/warm.py").is_file()
-    modes = {"cold": {**env, "REPROLAB_WARM_STEPS": "0"}}
-    if has_warm:
-        modes["warm"] = env
-        _start_server(tree, scratch, env)
-    out: dict = {}
-    for mode, menv in modes.items():
-        per = {}
-        for name in STEP_MODULES.split():
-            if mode == "warm" and name in NOT_HANDED_OVER:
-                per[name] = out["cold"]["per_step_s"][name]  # it runs in its own process
-                continue
-            script = scratch / f"startup_{name}.py"
-            script.write_text(STARTUP_CLIENT.format(name=name))
-            runs = [
-                float(
-                    subprocess.run(
-                        [PY, str(script)], capture_output=True, text=True, env=menv, cwd=scratch
-                    ).stdout.split()[-1]
-                )
-                for _ in range(3)
-            ]
-            per[name] = round(min(runs), 3)
-        out[mode] = {"per_step_s": per, "median_s": round(statistics.median(per.values()), 3)}
-    shutil.rmtree(runtime, ignore_errors=True)
-    # The headline: what a run's steps pay, all but its first one warm where they can be.
-    return {**(out.get("warm") or out["cold"]), "modes": out}
-
-
-def _start_server(tree: Path, scratch: Path, env: dict) -> None:
-    """Two steps in a row start a server for this place and environment; wait for it."""
-    script = scratch / "startup_plan.py"
-    script.write_text(STARTUP_CLIENT.format(name="plan"))
-    for _ in range(2):
-        subprocess.run([PY, str(script)], capture_output=True, env=env, cwd=scratch, check=True)
-    folder = Path(env["XDG_RUNTIME_DIR"]) / f"reprolab-steps-{os.getuid()}"
-    deadline = time.time() + 120
-    while not list(folder.glob("*.sock")):
-        if time.time() > deadline:
-            raise SystemExit(f"no warm step server came up in {folder}")
-        time.sleep(0.2)
+    env = env_for(tree)
+    per = {}
+    for name in STEP_MODULES.split():
+        script = scratch / f"startup_{name}.py"
+        script.write_text(STARTUP_CLIENT.format(name=name))
+        runs = [
+            float(
+                subprocess.run(
+                    [PY, str(script)], capture_output=True, text=True, env=env, cwd=scratch
+                ).stdout.split()[-1]
+            )
+            for _ in range(3)
+        ]
+        per[name] = round(min(runs), 3)
+    return {"per_step_s": per, "median_s": round(statistics.median(per.values()), 3)}
 
 
 def dry_runs(tree: Path, root: Path) -> list[dict]:
@@ -755,23 +709,11 @@ def markdown(r: dict) -> str:
         as_built_line(r["as_built_record"]),
         "",
         "Step start-up per step, now (s): "
-        + ", ".join(f"{k} {v}" for k, v in n["step_startup"]["per_step_s"].items())
-        + startup_modes_line(n["step_startup"]),
+        + ", ".join(f"{k} {v}" for k, v in n["step_startup"]["per_step_s"].items()),
         "",
         *floors_markdown(r),
     ]
     return "\n".join(lines)
-
-
-def startup_modes_line(startup: dict) -> str:
-    modes = startup.get("modes") or {}
-    if "warm" not in modes:
-        return ""
-    return (
-        f". Forked from a warm server (every step of a run but its first): median "
-        f"{modes['warm']['median_s']} s; in a process of its own (the first step, or "
-        f"REPROLAB_WARM_STEPS=0): median {modes['cold']['median_s']} s"
-    )
 
 
 def floors_markdown(r: dict) -> list[str]:

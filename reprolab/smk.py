@@ -22,10 +22,6 @@ if TYPE_CHECKING:
     from reprolab.paper import Paper
     from reprolab.settings import PaperRun
 
-CLIENT_PARENT_ENV = "REPROLAB_STEP_PARENT_PID"
-"""Set in a step forked by a warm server (reprolab.steps.warm): the pid of the parent of
-the script's own process, where the walk to the snakemake command line starts."""
-
 _CACHE: dict[tuple, object] = {}
 """Input functions' reads, keyed by file and its (mtime, size): one Snakemake invocation
 calls them hundreds of times per paper, and a file rewritten during the run (the plan,
@@ -63,9 +59,7 @@ def cached_paper(paper_dir: str | os.PathLike) -> Paper:
 def driver_command(pid: int | None = None) -> str | None:
     """The snakemake command line the user ran (this step's nearest snakemake
     ancestor, from /proc), so a hint can print exactly what to run again."""
-    if pid is None:
-        # A step forked by a warm server: the parent of the script's own process.
-        pid = int(os.environ.get(CLIENT_PARENT_ENV) or os.getppid())
+    pid = os.getppid() if pid is None else pid
     for _ in range(4):
         try:
             args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:-1]

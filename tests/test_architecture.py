@@ -288,24 +288,6 @@ def test_workflow_scripts_call_the_steps():
         )
 
 
-def test_a_handed_over_script_hands_over_before_any_step_import():
-    # The script's own process must import next to nothing: its imports come after
-    # hand_over(), which a warm server's child passes at once (reprolab/steps/warm.py).
-    for script in sorted((REPO / "workflow" / "scripts").glob("*.py")):
-        body = ast.parse(script.read_text(encoding="utf-8")).body
-        calls = [
-            i
-            for i, node in enumerate(body)
-            if isinstance(node, ast.Expr)
-            and isinstance(node.value, ast.Call)
-            and getattr(node.value.func, "id", "") == "hand_over"
-        ]
-        if not calls:
-            continue
-        before = [n for n in body[: calls[0]] if isinstance(n, ast.Import | ast.ImportFrom)]
-        assert [n.module for n in before] == ["reprolab.steps.warm"], script
-
-
 # What a step job may import at start-up (every step is a fresh interpreter, and its
 # imports are most of its cost). numpy only where curves are compared or
 # fields read; an agent's module only where that agent is called or its model read.

@@ -6,8 +6,7 @@ with its repair loop; `run_failures` for what the cluster stopped), `checks`,
 `verdict` and `backtrack` (supervisor decisions), `material` (the material gate),
 `convergence`, `debug` (quick-check mode) and `report`; `review` is the author ⇄ reviewer loop
 the plan, design and code share, `eligibility` and `blocking` decide and record
-that a stage may not run, `static` applies the lint to a stage, and `warm` forks
-step jobs from a warm server (every script's first call, `hand_over()`).
+that a stage may not run, `static` applies the lint to a stage.
 
 May import: every room but `cli` (`reprolab.physics`, `jobs`, `gates`,
 `report`, the run context `artifacts`, `settings`, `smk`, the ground floor and

@@ -1,7 +1,3 @@
-from reprolab.steps.warm import hand_over
-
-hand_over()  # where a warm server is up, the rest runs in its fresh child (issue #19)
-
 from reprolab.smk import step
 from reprolab.steps.compare import compare_stage
 

@@ -1,5 +1,3 @@
-# No hand_over() (reprolab.steps.warm): a simulation runs for minutes, and its job
-# watches its own parent, Snakemake, to tell a driver that died.
 from reprolab.smk import step
 from reprolab.steps.run import run_simulation
 
