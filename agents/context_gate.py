@@ -21,7 +21,7 @@ from reprolab.errors import GateError
 from reprolab.fileio import atomic_write_json, read_model
 from reprolab.gates import consent, protocol
 
-KIND = "context_overflow"
+KIND = protocol.GateKind.CONTEXT_OVERFLOW
 STOPPED_FILE = "stopped.json"
 """Written when a user answers `stop`: the paper ends here, with a PARTIAL report."""
 

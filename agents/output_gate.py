@@ -17,7 +17,7 @@ from reprolab.errors import GateError
 from reprolab.fileio import read_model, sha256_bytes
 from reprolab.gates import consent, protocol
 
-KIND = "invalid_agent_output"
+KIND = protocol.GateKind.INVALID_AGENT_OUTPUT
 ACTIONS = ["edit", "reject"]
 OPTIONS = [
     "edit: write the corrected output as JSON (`reprolab edit PAPER GATE --file out.json`); "

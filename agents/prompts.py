@@ -1,64 +1,75 @@
 """Prompt building: global rules + the agent's template + paper-specific adaptations.
 
 Placeholders (`{{NAME}}`) are filled from the canonical constants in
-`reprolab.physics.thresholds`, so no number is written twice. The context an agent may
-see is passed separately as delimited data blocks (`render_context`).
+`reprolab.physics.thresholds` and from the run's loop limits (`limits`, the
+`reprolab.settings.Limits` of the run, which the agent session carries), so no
+number is written twice. The context an agent may see is passed separately as
+delimited data blocks (`render_context`).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 from agents import untrusted
 from agents.prompt_adaptor import PromptModification
+from agents.registry import PROMPTS_DIR
 from reprolab.physics import thresholds
 
-PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
 GLOBAL_RULES = "global_rules"
 
 # Confidence an adaptation must exceed to be applied, per kind of change.
 ADAPTATION_CONFIDENCE = {"append": 0.6, "modify": 0.8, "disable": 0.9}
 
 
-def placeholders() -> dict[str, str]:
-    return {
-        "THRESHOLDS_TABLE": thresholds.format_thresholds_table(),
-        "MAX_DESIGN_REVISIONS": str(thresholds.MAX_DESIGN_REVISIONS),
-        "MAX_CODE_REVISIONS": str(thresholds.MAX_CODE_REVISIONS),
-        "MAX_ANALYSIS_REVISIONS": str(thresholds.MAX_ANALYSIS_REVISIONS),
-        "MAX_REPLANS": str(thresholds.MAX_REPLANS),
-        "MAX_BACKTRACKS": str(thresholds.MAX_BACKTRACKS),
+NO_LIMITS: Mapping[str, float] = {}
+
+
+def placeholders(limits: Mapping[str, float] = NO_LIMITS) -> dict[str, str]:
+    """The thresholds table, and each loop limit given (`max_backtracks` fills
+    `{{MAX_BACKTRACKS}}`)."""
+    return {"THRESHOLDS_TABLE": thresholds.format_thresholds_table()} | {
+        name.upper(): str(value) for name, value in limits.items()
     }
 
 
-def fill_placeholders(text: str, source: str) -> str:
-    values = placeholders()
+def fill_placeholders(text: str, source: str, limits: Mapping[str, float] = NO_LIMITS) -> str:
+    values = placeholders(limits)
 
     def sub(match: re.Match) -> str:
         name = match.group(1)
         if name not in values:
+            need = f"the run's limits (limits.{name.lower()})" if name.startswith("MAX_") else ""
             raise KeyError(
-                f"{source}: unknown placeholder {{{{{name}}}}} (valid: {sorted(values)})"
+                f"{source}: placeholder {{{{{name}}}}} "
+                + (f"needs {need}" if need else f"is unknown (valid: {sorted(values)})")
             )
         return values[name]
 
     return re.sub(r"\{\{([A-Z_]+)\}\}", sub, text)
 
 
-def load_template(agent: str, prompts_dir: Path = PROMPTS_DIR) -> str:
+def load_template(
+    agent: str, prompts_dir: Path = PROMPTS_DIR, limits: Mapping[str, float] = NO_LIMITS
+) -> str:
     path = prompts_dir / f"{agent}.md"
     if not path.is_file():
         raise FileNotFoundError(f"no prompt template for agent '{agent}': expected {path}")
-    return fill_placeholders(path.read_text(encoding="utf-8"), str(path))
+    return fill_placeholders(path.read_text(encoding="utf-8"), str(path), limits)
 
 
 def known_agents(prompts_dir: Path = PROMPTS_DIR) -> set[str]:
     return {p.stem for p in prompts_dir.glob("*.md")} - {GLOBAL_RULES}
 
 
-def review_modification(mod: PromptModification, prompts_dir: Path = PROMPTS_DIR) -> str | None:
+def review_modification(
+    mod: PromptModification,
+    prompts_dir: Path = PROMPTS_DIR,
+    limits: Mapping[str, float] = NO_LIMITS,
+) -> str | None:
     """Why a proposed modification is refused, or None when it may be applied.
 
     Adaptations derive from the paper, so they are untrusted: their text is scanned
@@ -83,7 +94,7 @@ def review_modification(mod: PromptModification, prompts_dir: Path = PROMPTS_DIR
     if mod.kind in ("modify", "disable"):
         if not mod.find.strip():
             return f"{mod.kind} needs the exact text to change in 'find'"
-        template = load_template(mod.target_agent, prompts_dir)
+        template = load_template(mod.target_agent, prompts_dir, limits)
         if mod.find not in template:
             return f"text to {mod.kind} not found in the {mod.target_agent} prompt"
         if len(anchored(template, mod.find)) != 1:
@@ -136,10 +147,15 @@ def apply_modifications(agent: str, text: str, mods: list[PromptModification]) -
 
 
 def system_prompt(
-    agent: str, applied: list[PromptModification] = (), prompts_dir: Path = PROMPTS_DIR
+    agent: str,
+    applied: list[PromptModification] = (),
+    prompts_dir: Path = PROMPTS_DIR,
+    limits: Mapping[str, float] = NO_LIMITS,
 ) -> str:
-    rules = load_template(GLOBAL_RULES, prompts_dir)
-    body = apply_modifications(agent, load_template(agent, prompts_dir), list(applied))
+    """Global rules and the agent's template, adapted; `limits` are the run's loop
+    limits (the session's), which the rules and some templates state."""
+    rules = load_template(GLOBAL_RULES, prompts_dir, limits)
+    body = apply_modifications(agent, load_template(agent, prompts_dir, limits), list(applied))
     return f"{rules}\n\n{body}"
 
 

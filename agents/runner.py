@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-import importlib
 import json
 import sys
 import time
-from collections.abc import Mapping
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -32,6 +30,7 @@ from agents.providers import (
     call_name,
     recording_path,
 )
+from agents.registry import OUTPUT_MODELS  # the one list of agents (re-exported here)
 from agents.session import AgentSession
 from reprolab.events import log_event
 from reprolab.fileio import (
@@ -41,40 +40,6 @@ from reprolab.fileio import (
     validate_as,
 )
 from reprolab.gates import protocol
-
-
-class _OutputModels(Mapping[str, type[BaseModel]]):
-    """Each agent's output model, imported when first asked for: a step imports the
-    one or two agents it calls, not all twelve (a step job's start-up is mostly imports)."""
-
-    _WHERE = {
-        "prompt_adaptor": "PromptAdaptorOutput",
-        "planner": "PlannerOutput",
-        "plan_reviewer": "PlanReviewerOutput",
-        "simulation_designer": "SimulationDesign",
-        "design_reviewer": "DesignReviewerOutput",
-        "code_generator": "GeneratedCode",
-        "code_reviewer": "CodeReviewerOutput",
-        "execution_validator": "ExecutionValidatorOutput",
-        "physics_sanity": "PhysicsSanityOutput",
-        "results_analyzer": "AnalysisOutput",
-        "comparison_validator": "ComparisonValidatorOutput",
-        "supervisor": "SupervisorOutput",
-    }
-    """Agent name (its module in `agents`, its `AGENT`) -> output model class name."""
-
-    def __getitem__(self, agent: str) -> type[BaseModel]:
-        model = self._WHERE[agent]  # KeyError for an unknown agent, as a dict
-        return getattr(importlib.import_module(f"agents.{agent}"), model)
-
-    def __iter__(self):
-        return iter(self._WHERE)
-
-    def __len__(self) -> int:
-        return len(self._WHERE)
-
-
-OUTPUT_MODELS: Mapping[str, type[BaseModel]] = _OutputModels()
 
 
 def build_request(
@@ -92,7 +57,7 @@ def build_request(
         paper_id=session.paper_id,
         stage_id=stage_id,
         attempt=attempt,
-        system=prompts.system_prompt(agent, list(adaptations)),
+        system=prompts.system_prompt(agent, list(adaptations), limits=session.limits),
         user=user,
         cache_prefix=prefix,
         images=tuple(str(p) for p in images),

@@ -1,12 +1,17 @@
-"""One paper's agent settings: provider, per-agent models, cache, ledger, limits."""
+"""One paper's agent settings: provider, per-agent models, cache, ledger, limits.
+
+The session is built from the run's config by `reprolab.settings.agent_session`
+(where the config and its loop limits are read); this module holds what it is made
+of: the session, the provider chosen from the config, the backtracks so far."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from agents.cache import AgentCache
-from agents.ledger import Ledger, parse_prices
+from agents.ledger import Ledger
 from agents.providers import Provider, ReplayProvider
 from reprolab.errors import ReproLabError
 
@@ -34,6 +39,9 @@ class AgentSession:
     """provider.context_policy: ask (a gate), methods_only or shorten_sections."""
     verbosity: str = "normal"
     """Console verbosity (config `verbosity`): verbose prints every agent call."""
+    limits: Mapping[str, float] = field(default_factory=dict)
+    """The run's loop limits (`reprolab.settings.Limits` as a mapping, e.g.
+    max_backtracks): the prompts state them."""
 
     def model_for(self, agent: str) -> str:
         return self.models.get(agent, self.provider.model)
@@ -42,32 +50,6 @@ class AgentSession:
     def input_limit(self) -> int:
         """Tokens the prompt may use: the window minus the room kept for the answer."""
         return self.context_window - self.max_output_tokens
-
-
-def agent_session(config: dict, paper_id: str, out_dir: Path, recordings: str | Path):
-    cfg = config.get("provider", {})
-    provider = make_provider(cfg, recordings)
-    live = provider.name != "replay"
-    outputs = Path(config.get("outputs_dir", "outputs"))
-    record_dir = None
-    if cfg.get("record"):
-        record_dir = Path(cfg.get("record_dir") or out_dir / "recordings")
-    return AgentSession(
-        paper_id=paper_id,
-        out_dir=Path(out_dir),
-        provider=provider,
-        ledger=Ledger(out_dir, parse_prices(cfg.get("prices_usd_per_mtok")), cfg.get("budget")),
-        cache=AgentCache(cfg.get("cache_dir") or outputs / ".agent_cache")
-        if live and cfg.get("cache", True)
-        else None,
-        models=dict(cfg.get("models", {})),
-        context_window=cfg.get("context_window_tokens", DEFAULT_CONTEXT_WINDOW),
-        max_output_tokens=cfg.get("max_output_tokens", 16000),
-        record_dir=record_dir,
-        round=1 + backtrack_count(Path(out_dir)),
-        context_policy=cfg.get("context_policy", "ask"),
-        verbosity=config.get("verbosity", "normal"),
-    )
 
 
 def backtrack_count(out_dir: Path) -> int:

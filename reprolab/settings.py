@@ -1,27 +1,45 @@
-"""Run settings derived from the validated Snakemake config."""
+"""Run settings derived from the validated Snakemake config: the paper's run, its
+loop limits (their defaults are here and nowhere else; the config schema's agree,
+tests/core/test_config_schema.py checks it) and the agents' session built from the config."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import cached_property
 from pathlib import Path
 
-from agents.session import AgentSession, agent_session
+from agents.cache import AgentCache
+from agents.ledger import Ledger, parse_prices
+from agents.session import (
+    DEFAULT_CONTEXT_WINDOW,
+    AgentSession,
+    backtrack_count,
+    make_provider,
+)
 from reprolab.errors import InputFileError
 from reprolab.paper import Paper
-from reprolab.physics import thresholds as th
 
 
 @dataclass(frozen=True)
 class Limits:
-    max_design_revisions: int = th.MAX_DESIGN_REVISIONS
-    max_code_revisions: int = th.MAX_CODE_REVISIONS
-    max_replans: int = th.MAX_REPLANS
-    max_analysis_revisions: int = th.MAX_ANALYSIS_REVISIONS
-    max_backtracks: int = th.MAX_BACKTRACKS
-    max_execution_failures: int = th.MAX_EXECUTION_FAILURES
-    max_physics_failures: int = th.MAX_PHYSICS_FAILURES
-    max_total_runtime_hours: float = th.MAX_TOTAL_RUNTIME_HOURS
+    """The bounded loops (config `limits`); these are the defaults."""
+
+    max_design_revisions: int = 3
+    """Design attempts per stage before asking the user."""
+    max_code_revisions: int = 3
+    """Code attempts per stage before asking the user."""
+    max_replans: int = 2
+    """Plan revisions before asking the user."""
+    max_analysis_revisions: int = 2
+    """Analysis attempts per stage before the supervisor decides."""
+    max_backtracks: int = 2
+    """Supervisor backtracks per paper before asking the user."""
+    max_execution_failures: int = 2
+    """Failed runs per stage; the paper's total is kept and never reset."""
+    max_physics_failures: int = 2
+    """Runs per stage whose checks fail; then the supervisor decides (physics_stuck)."""
+    max_total_runtime_hours: float = 8.0
+    """Simulation time per paper (0: no limit); later stages are blocked."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +77,37 @@ class PaperRun:
     def out_dir(self) -> Path:
         """This paper's results folder (relative to the Snakemake working directory)."""
         return Path(self.config.get("outputs_dir", "outputs")) / self.paper_id
+
+
+def agent_session(
+    config: dict, paper_id: str, out_dir: Path, recordings: str | Path
+) -> AgentSession:
+    """One paper's agent session from the run's config: provider, per-agent models,
+    cache, ledger and budget, and the loop limits its prompts state."""
+    cfg = config.get("provider", {})
+    provider = make_provider(cfg, recordings)
+    live = provider.name != "replay"
+    outputs = Path(config.get("outputs_dir", "outputs"))
+    record_dir = None
+    if cfg.get("record"):
+        record_dir = Path(cfg.get("record_dir") or out_dir / "recordings")
+    return AgentSession(
+        paper_id=paper_id,
+        out_dir=Path(out_dir),
+        provider=provider,
+        ledger=Ledger(out_dir, parse_prices(cfg.get("prices_usd_per_mtok")), cfg.get("budget")),
+        cache=AgentCache(cfg.get("cache_dir") or outputs / ".agent_cache")
+        if live and cfg.get("cache", True)
+        else None,
+        models=dict(cfg.get("models", {})),
+        context_window=cfg.get("context_window_tokens", DEFAULT_CONTEXT_WINDOW),
+        max_output_tokens=cfg.get("max_output_tokens", 16000),
+        record_dir=record_dir,
+        round=1 + backtrack_count(Path(out_dir)),
+        context_policy=cfg.get("context_policy", "ask"),
+        verbosity=config.get("verbosity", "normal"),
+        limits=asdict(Limits(**config.get("limits", {}))),
+    )
 
 
 def paper_entries(config: dict, load=Paper) -> dict[str, dict]:

@@ -118,7 +118,7 @@ def answer_walk(config: dict, only: str | None) -> int:
     for paper_id in [only] if only else sorted(paper_entries(config)):
         out = paper_out(config, paper_id)
         for cp in protocol.pending_gates(out):
-            print(f"\n{paper_id} {cp.gate_id} ({cp.kind}): {cp.question}")
+            print(f"\n{paper_id} {cp.gate_id} ({cp.kind.value}): {cp.question}")
             for option in cp.options:
                 print(f"  - {option}")
             valid = cp.choices or cp.actions
@@ -244,7 +244,7 @@ def status_text(config: dict, only: str | None = None) -> str:
         lines += stage_lines(out, stages) or ["  no plan yet"]
         pending = protocol.pending_gates(out)
         for cp in pending:
-            lines.append(f"  WAITING: {cp.gate_id} ({cp.kind}) - {cp.question}")
+            lines.append(f"  WAITING: {cp.gate_id} ({cp.kind.value}) - {cp.question}")
             if cp.choices or "approve" not in cp.actions:
                 lines += [f"      - {o}" for o in cp.options]
                 lines.append(f"    answer: {protocol.answer_command(cp)}")
@@ -358,7 +358,7 @@ def answer(out: Path, args) -> int:
         "gate_id": cp.gate_id,
         "nonce": cp.nonce,
     }
-    if cp.kind == material.MATERIAL_GATE:
+    if cp.kind is protocol.GateKind.MATERIAL_CHECKPOINT:
         verdict = getattr(args, "verdict", None) or (
             "approve" if args.command == "approve" else "need_help"
         )

@@ -10,28 +10,16 @@ import re
 import sys
 from pathlib import Path
 
+from agents import registry
+
 COMMANDS = ("check", "check-recordings", "new-paper", "paper-schema")
 
-# Author and reviewer: a reviewer's needs_revision at attempt N asks for attempt N+1
-# of both. The agents every stage of the plan calls once at least.
-PAIRS = {
-    "plan_reviewer": "planner",
-    "design_reviewer": "simulation_designer",
-    "code_reviewer": "code_generator",
-    "comparison_validator": "results_analyzer",
-}
-PAPER_AGENTS = ("prompt_adaptor", "planner", "plan_reviewer")
-STAGE_AGENTS = (
-    "simulation_designer",
-    "design_reviewer",
-    "code_generator",
-    "code_reviewer",
-    "execution_validator",
-    "physics_sanity",
-    "results_analyzer",
-    "comparison_validator",
-    "supervisor",
-)
+# From the agent registry: author and reviewer (a reviewer's needs_revision at attempt
+# N asks for attempt N+1 of both); the agents called once per paper, and those every
+# stage of the plan calls once at least.
+PAIRS = registry.review_pairs()
+PAPER_AGENTS = registry.agents_called("paper")
+STAGE_AGENTS = registry.agents_called("stage")
 NAME = re.compile(r"^(?P<agent>[a-z_]+)\.(?:round(?P<round>\d+)\.)?a(?P<attempt>\d+)\.yaml$")
 
 
@@ -118,7 +106,7 @@ def check_recordings(folder: Path) -> list[tuple[str, str]]:
 def read_recording(path: Path, stage: str):
     """((agent, round, attempt), output) of a valid recording, or a problem."""
     from agents.providers import Usage
-    from agents.runner import OUTPUT_MODELS
+    from agents.registry import OUTPUT_MODELS
     from reprolab.errors import ReproLabError
     from reprolab.fileio import read_yaml, validate_as
 

@@ -15,7 +15,7 @@ from reprolab.errors import GateError
 from reprolab.events import log_event
 from reprolab.gates import consent, protocol
 
-KIND = "clarification"
+KIND = protocol.GateKind.CLARIFICATION
 ASK_BELOW_CONFIDENCE = 0.6
 
 

@@ -14,8 +14,7 @@ from reprolab.fileio import (
     atomic_write_json,
     read_json,
 )
-from reprolab.gates.material import MATERIAL_GATE
-from reprolab.gates.protocol import Decision, check_id
+from reprolab.gates.protocol import Decision, GateKind, check_id, gate_kind
 
 
 def log_interaction(
@@ -23,7 +22,7 @@ def log_interaction(
     question: str,
     decision: Decision,
     impact: str,
-    kind: str = MATERIAL_GATE,
+    kind: GateKind,
     *,
     context: dict | None = None,
     options: list[str] | None = None,
@@ -32,6 +31,7 @@ def log_interaction(
 
     Only real decisions: a rerun that reads the same answer file again (same
     decision, same question, same effect) logs nothing new."""
+    kind = gate_kind(kind)  # a closed set: an unknown kind is refused, naming the valid ones
     path = Path(paper_out) / "user_interactions.jsonl"
     lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
     key = _decision_key(kind, question, decision, impact)

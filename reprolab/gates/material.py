@@ -1,18 +1,25 @@
 """The material checkpoint after stage 0: what it asks about (the optical constants
-stage 0 computed, bound by their sha256) and the request it writes."""
+stage 0 computed, bound by their sha256) and the request it writes.
+
+The plan's materials are given by the step that asks (it reads the plan): a gate never
+reads the pipeline's artifacts itself."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from reprolab.artifacts import load_plan
 from reprolab.errors import GateError
 from reprolab.fileio import (
     read_json,
     sha256_bytes,
     sha256_file,
 )
-from reprolab.gates.protocol import Checkpoint, gate_decision_path, gate_request_path
+from reprolab.gates.protocol import (
+    Checkpoint,
+    GateKind,
+    gate_decision_path,
+    gate_request_path,
+)
 from reprolab.physics import thresholds as th
 from reprolab.physics.checks import read_numeric_csv
 
@@ -36,24 +43,25 @@ def material_files(run_dir: Path, material_ids: list[str]) -> dict[str, Path]:
     return files
 
 
-def material_payload(plan_path: str | Path, stage0_verdict: str | Path) -> dict:
-    plan = load_plan(plan_path)
-    stage_dir = Path(stage0_verdict).parent
-    run_dir = stage_dir / "run"
-    dispersive = [m for m in plan.planned_materials if m.model != "constant_index"]
-    files = material_files(run_dir, [m.material_id for m in dispersive])
+def material_payload(planned_materials: list[dict], stage0_verdict: str | Path) -> dict:
+    """What the checkpoint asks about: the plan's materials (each a dict with at least
+    `material_id` and `model`, as the plan holds them) with stage 0's optical constants."""
+    run_dir = Path(stage0_verdict).parent / "run"
+    dispersive = [m["material_id"] for m in planned_materials if m["model"] != "constant_index"]
+    files = material_files(run_dir, dispersive)
     digest_lines = [f"{mid}:{sha256_file(p)}" for mid, p in sorted(files.items())]
     sha = sha256_bytes("\n".join(digest_lines).encode())
     materials = []
-    for m in plan.planned_materials:
-        entry = m.model_dump()
-        if m.material_id in files:
-            cols = read_numeric_csv(files[m.material_id])
-            entry["data"] = str(files[m.material_id])
+    for m in planned_materials:
+        entry = dict(m)
+        mid = m["material_id"]
+        if mid in files:
+            cols = read_numeric_csv(files[mid])
+            entry["data"] = str(files[mid])
             entry["max_k"] = max(cols["k"])
             entry["lossless"] = entry["max_k"] < th.LOSSLESS_MAX_K
             entry["wavelength_range_um"] = [min(cols["wavelength_um"]), max(cols["wavelength_um"])]
-            plot = files[m.material_id].with_suffix(".png")
+            plot = files[mid].with_suffix(".png")
             entry["plot"] = str(plot) if plot.is_file() else None
         else:
             entry.update(data=None, max_k=0.0, lossless=True, plot=None)
@@ -72,7 +80,7 @@ def decision_path(paper_out: Path) -> Path:
 def material_checkpoint(paper_out: Path, paper_id: str, payload: dict) -> Checkpoint:
     return Checkpoint(
         gate_id=MATERIAL_GATE,
-        kind=MATERIAL_GATE,
+        kind=GateKind.MATERIAL_CHECKPOINT,
         paper_id=paper_id,
         stage_id=payload["stage0"]["stage_id"],
         sha256=payload["sha256"],

@@ -8,7 +8,8 @@ a gate waits, the step that opened it fails with instructions, so only that
 branch stops; running the same command again picks the answer up.
 
 The material checkpoint after stage 0 is mandatory. Revision limits of the
-design and code loops, and supervisor `ask_user` verdicts, are gates too.
+design and code loops, and supervisor `ask_user` verdicts, are gates too; every
+kind of gate is one of `GateKind`, a closed set.
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ import json
 import re
 import secrets
 import time
+from enum import StrEnum
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from reprolab.errors import GateError, InputFileError, ReproLabError
 from reprolab.events import log_event
@@ -35,6 +37,40 @@ from reprolab.fileio import (
 from reprolab.paper import strict_json
 
 MAX_NOTE_CHARS = 20_000
+
+
+class GateKind(StrEnum):
+    """Every kind of gate there is: a `Checkpoint`'s kind is one of these, and nothing
+    else (a new kind of question is added here first, then built where it is asked)."""
+
+    MATERIAL_CHECKPOINT = "material_checkpoint"
+    """After stage 0: are these the right materials and data (reprolab.steps.material)."""
+    REVISION_LIMIT = "revision_limit"
+    """An author and its reviewer used up their attempts (reprolab.steps.review)."""
+    EXECUTION_LIMIT = "execution_limit"
+    """A stage's runs failed max_execution_failures times (reprolab.steps.run)."""
+    RUN_FAILURE = "run_failure"
+    """The cluster stopped a run past its automatic resubmits (reprolab.steps.run_failures)."""
+    SUPERVISOR_ASK_USER = "supervisor_ask_user"
+    """The supervisor's verdict asks the user (reprolab.steps.verdict)."""
+    CLARIFICATION = "clarification"
+    """An agent's question about the paper (reprolab.gates.clarify)."""
+    CONTEXT_OVERFLOW = "context_overflow"
+    """A prompt does not fit the model's window (agents.context_gate)."""
+    INVALID_AGENT_OUTPUT = "invalid_agent_output"
+    """An agent's answer stayed invalid after its retries (agents.output_gate)."""
+
+
+def gate_kind(value) -> GateKind:
+    """The gate kind named by `value`; anything else is refused, naming the valid ones."""
+    try:
+        return GateKind(value)
+    except ValueError:
+        valid = ", ".join(k.value for k in GateKind)
+        raise GateError(
+            f"gate kind {value!r} is not a gate kind (valid: {valid}); a new kind is "
+            "added to GateKind in reprolab/gates/protocol.py"
+        ) from None
 
 
 class Decision(BaseModel):
@@ -68,8 +104,8 @@ class Checkpoint(BaseModel):
 
     gate_id: str
     """Names the request and decision files: gates/<gate_id>[.request].json."""
-    kind: str
-    """material_checkpoint, revision_limit or supervisor_ask_user."""
+    kind: GateKind
+    """What kind of question this is (the closed set `GateKind`)."""
     paper_id: str
     stage_id: str | None = None
     question: str
@@ -91,6 +127,14 @@ class Checkpoint(BaseModel):
     headline: str = ""
     """What happened, in a few words, for the console's one WAITING line (e.g. the
     stage, the Slurm job and the reason of a failed run)."""
+
+    @field_validator("kind", mode="before")
+    @classmethod
+    def _known_kind(cls, value):
+        try:
+            return gate_kind(value)
+        except GateError as exc:
+            raise ValueError(str(exc)) from None
 
 
 def content_sha256(data) -> str:

@@ -10,7 +10,8 @@ time; `sandbox` refuses scripts statically and guards them at run time;
 `failures` names every way a job can fail and what to do; `font_cache` copies
 matplotlib's font list into each run so no run scans the fonts again.
 
-May import: the core modules (`reprolab.errors`, `fileio`), submitit, and
-`agents.simulation_designer` for the design's type. Never `reprolab.steps`,
-`gates` or `report`.
+May import: the ground floor (`reprolab.errors`, `fileio`), `reprolab.physics`,
+the run context, submitit, and `agents.simulation_designer` for the design's type.
+Never `reprolab.steps`, `gates` or `report` (the rooms table in
+docs/architecture.md is the rule).
 """

@@ -7,7 +7,8 @@ against the paper's digitized one; `convergence` compares a run with its 2x-reso
 (and, for resonances, 2x-PML) rerun and judges whether it moved. To add a check,
 add it to `checks` (run time) or `lint` (static) with its threshold in `thresholds`.
 
-May import: the core modules (`reprolab.errors`, `fileio`, `knowledge`) and
-numpy. Never `reprolab.steps`, `jobs`, `gates`, `report` or `agents`: these
-are pure functions of data, testable without a pipeline.
+May import: the ground floor (`reprolab.errors`, `fileio`, `knowledge`, `units`)
+and numpy. Never the run context, `jobs`, `gates`, `report` or `agents`: these
+are pure functions of data, testable without a pipeline (the rooms table in
+docs/architecture.md is the rule).
 """

@@ -172,15 +172,8 @@ CONVERGENCE_MODE_MATCH = 0.05
 # Debug / quick-check mode: the resolution scale applied to every stage's script.
 DEBUG_RESOLUTION_FACTOR = 0.5
 
-# Loop limits (the defaults of config `limits`, which may override them).
-MAX_DESIGN_REVISIONS = 3
-MAX_CODE_REVISIONS = 3
-MAX_ANALYSIS_REVISIONS = 2
-MAX_REPLANS = 2
-MAX_BACKTRACKS = 2
-MAX_EXECUTION_FAILURES = 2  # per stage; the paper's total is kept and never reset
-MAX_PHYSICS_FAILURES = 2  # per stage; then the supervisor decides (physics_stuck)
-MAX_TOTAL_RUNTIME_HOURS = 8.0  # simulation time per paper; later stages are blocked
+# The loop limits (revisions, backtracks, failures, run time) are run settings, not
+# physics: their defaults are in reprolab/settings.py (Limits).
 
 # Run-time record (as_built.json) checks. Pixels per shortest monitored wavelength in the
 # densest material as built: the held-out probe saw T/R off by 0.2-0.5 at 8.5-11 px, so

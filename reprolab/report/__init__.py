@@ -7,6 +7,8 @@ overlays (matplotlib, loaded only where a plot is drawn); `security` says how
 generated code was isolated and lists passages flagged in the paper. The report step in
 `reprolab.steps.report` decides what goes in and in what order.
 
-May import: the core modules (`reprolab.artifacts`, `fileio`, `paper`) and
-`reprolab.physics` (thresholds, reading data files). Never `reprolab.steps`.
+May import: the ground floor (`reprolab.fileio`, `paper`), `reprolab.physics`
+(thresholds, reading data files), `reprolab.gates`, `agents` (the ledger) and the
+run context. Never `reprolab.steps`, `jobs` or `cli` (the rooms table in
+docs/architecture.md is the rule).
 """

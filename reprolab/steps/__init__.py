@@ -8,9 +8,9 @@ with its repair loop; `run_failures` for what the cluster stopped), `checks`,
 the plan, design and code share, `eligibility` and `blocking` decide and record
 that a stage may not run, `static` applies the lint to a stage.
 
-May import: `reprolab.physics`, `reprolab.jobs`, `reprolab.gates`,
-`reprolab.report`, the core modules (`reprolab.artifacts`, `errors`, `events`,
-`fileio`, `knowledge`, `paper`, `settings`) and `agents`. Nothing below imports
+May import: every room but `cli` (`reprolab.physics`, `jobs`, `gates`,
+`report`, the run context `artifacts`, `settings`, `smk`, the ground floor and
+`agents`; the rooms table in docs/architecture.md is the rule). Nothing below imports
 this package: the steps are the top of the library, under only the workflow
 scripts and the CLI.
 """

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from reprolab.artifacts import load_plan
 from reprolab.errors import GateError
 from reprolab.events import log_event
 from reprolab.fileio import (
@@ -20,10 +21,16 @@ from reprolab.gates.material import (
 from reprolab.gates.protocol import Decision, resolve_gate
 
 
+def stage0_materials(plan_path, stage0_verdict) -> dict:
+    """The material checkpoint's payload: the plan's materials with stage 0's data."""
+    planned = [m.model_dump() for m in load_plan(plan_path).planned_materials]
+    return material_payload(planned, stage0_verdict)
+
+
 def auto_approve(paper_id, plan_path, stage0_verdict, out_decision) -> None:
     """The configured auto-approval, bound to its paper and gate (no nonce: it is written
     before the request exists), marked auto so the report says so."""
-    payload = material_payload(plan_path, stage0_verdict)
+    payload = stage0_materials(plan_path, stage0_verdict)
     decision = Decision(
         paper_id=paper_id,
         gate_id=MATERIAL_GATE,
@@ -42,7 +49,7 @@ def material_gate(
     paper_id, plan_path, stage0_verdict, decision_file, out_validated, wait_s: float = 0.0
 ) -> None:
     paper_out = Path(out_validated).parent
-    payload = material_payload(plan_path, stage0_verdict)
+    payload = stage0_materials(plan_path, stage0_verdict)
     checkpoint = material_checkpoint(paper_out, paper_id, payload)
     if decision_file:
         checkpoint.answer_file = str(decision_file)
@@ -63,7 +70,11 @@ def material_gate(
             source=f"{MATERIAL_GATE} ({answer})",
         )
         log_interaction(
-            paper_out, checkpoint.question, decision, f"stage 0 invalidated ({verdict})"
+            paper_out,
+            checkpoint.question,
+            decision,
+            f"stage 0 invalidated ({verdict})",
+            checkpoint.kind,
         )
         # Consumed: the rerun of stage 0 asks again rather than re-reading this answer.
         answered = Path(answer)
@@ -74,14 +85,20 @@ def material_gate(
             "of the same command, and the material checkpoint asks again."
         )
     if verdict == "need_help":
-        log_interaction(paper_out, checkpoint.question, decision, "waiting: user needs help")
+        log_interaction(
+            paper_out, checkpoint.question, decision, "waiting: user needs help", checkpoint.kind
+        )
         raise GateError(
             f"{answer}: need_help recorded (note: {decision.note!r}). Stage 0's materials "
             f"are in {request_path(paper_out)}; answer with approve, change_database or "
             "change_material when ready."
         )
     log_interaction(
-        paper_out, checkpoint.question, decision, "validated_materials written; stage 1+ may run"
+        paper_out,
+        checkpoint.question,
+        decision,
+        "validated_materials written; stage 1+ may run",
+        checkpoint.kind,
     )
     atomic_write_json(
         out_validated,

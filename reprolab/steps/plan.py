@@ -42,7 +42,7 @@ def adapt_prompts(run: PaperRun, out_json: str | Path, out_log: str | Path) -> N
     output = prompt_adaptor.PromptAdaptorOutput.model_validate(artifact["output"])
     applied, refused = [], []
     for mod in output.modifications:
-        reason = prompts.review_modification(mod)
+        reason = prompts.review_modification(mod, limits=run.agents.limits)
         if reason is None:
             applied.append(mod.model_dump())
         else:

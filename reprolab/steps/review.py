@@ -115,7 +115,7 @@ def revision_limit_gate(
     sha = protocol.content_sha256(artifact["output"])
     checkpoint = protocol.Checkpoint(
         gate_id=gate_id,
-        kind="revision_limit",
+        kind=protocol.GateKind.REVISION_LIMIT,
         paper_id=run.paper_id,
         stage_id=stage_id,
         sha256=sha,
@@ -141,7 +141,7 @@ def revision_limit_gate(
             checkpoint.question,
             decision,
             f"{name} rejected; another round",
-            kind="revision_limit",
+            kind=protocol.GateKind.REVISION_LIMIT,
         )
         if not decision.note.strip():
             raise GateError(f"{answer}: a reject needs a 'note' (it is the agent's feedback)")
@@ -171,7 +171,7 @@ def revision_limit_gate(
         result.setdefault("provenance", {})["decision_file"] = answer
         impact = f"{name} attempt {attempt} accepted by the user"
     consent.log_interaction(
-        run.out_dir, checkpoint.question, decision, impact, kind="revision_limit"
+        run.out_dir, checkpoint.question, decision, impact, kind=protocol.GateKind.REVISION_LIMIT
     )
     log_event(run.out_dir, "gate", f"{stage_id}: {impact}")
     return result

@@ -258,7 +258,7 @@ def execution_limit_gate(run, stage_id, record, counts, user_rounds) -> str | No
     sha = protocol.content_sha256({"failure": failure, "job_id": record.get("job_id")})
     checkpoint = protocol.Checkpoint(
         gate_id=gate_id,
-        kind="execution_limit",
+        kind=protocol.GateKind.EXECUTION_LIMIT,
         paper_id=run.paper_id,
         stage_id=stage_id,
         sha256=sha,
@@ -285,6 +285,6 @@ def execution_limit_gate(run, stage_id, record, counts, user_rounds) -> str | No
         "code regenerated with the user's note"
         if decision.action == "reject"
         else "failed run accepted",
-        kind="execution_limit",
+        kind=protocol.GateKind.EXECUTION_LIMIT,
     )
     return decision.note if decision.action == "reject" else None

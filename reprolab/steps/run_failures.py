@@ -80,7 +80,7 @@ def run_failure_gate(run, stage_id: str, record: dict, state: RerunState) -> boo
     rerun = proposal(failure, state)
     checkpoint = protocol.Checkpoint(
         gate_id=gate_id,
-        kind="run_failure",
+        kind=protocol.GateKind.RUN_FAILURE,
         paper_id=run.paper_id,
         stage_id=stage_id,
         sha256=sha,
@@ -103,7 +103,7 @@ def run_failure_gate(run, stage_id: str, record: dict, state: RerunState) -> boo
         checkpoint.question,
         decision,
         rerun if decision.action == "approve" else "failed run accepted",
-        kind="run_failure",
+        kind=protocol.GateKind.RUN_FAILURE,
     )
     return decision.action == "approve"
 

@@ -301,7 +301,7 @@ def supervisor_gate(
     sha = protocol.content_sha256({"status": status, "reason": reason, "supervisor": output})
     checkpoint = protocol.Checkpoint(
         gate_id=gate_id,
-        kind="supervisor_ask_user",
+        kind=protocol.GateKind.SUPERVISOR_ASK_USER,
         paper_id=run.paper_id,
         stage_id=stage.stage_id,
         sha256=sha,
@@ -324,7 +324,7 @@ def supervisor_gate(
         checkpoint.question,
         decision,
         "stage stopped by the user" if decision.action == "reject" else "went on",
-        kind="supervisor_ask_user",
+        kind=protocol.GateKind.SUPERVISOR_ASK_USER,
     )
     return decision
 

@@ -17,9 +17,9 @@ from agents import planner
 from agents.context_gate import PaperStopped
 from agents.context_window import ContextOverflowError, methods_only
 from agents.runner import call_agent
-from agents.session import agent_session
 from reprolab.cli import control
 from reprolab.gates import protocol
+from reprolab.settings import agent_session
 from tests.support.pipeline import EXAMPLE
 
 PAPER_TEXT = (EXAMPLE / "paper.md").read_text()

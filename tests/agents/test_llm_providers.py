@@ -12,8 +12,8 @@ from agents import supervisor
 from agents.llm_providers import BACKOFF_SECONDS
 from agents.providers import ProviderError
 from agents.runner import call_agent
-from agents.session import agent_session
 from reprolab.gates import protocol
+from reprolab.settings import agent_session
 from tests.support.fake_llm import (
     FakeLLMServer,
     Reply,

@@ -1,6 +1,13 @@
+from dataclasses import asdict
+
+import pytest
+
 from agents import prompts
 from agents.prompt_adaptor import PromptModification
 from reprolab.physics import thresholds as th
+from reprolab.settings import Limits
+
+LIMITS = asdict(Limits())  # the defaults, as a run's session carries them
 
 
 def mod(**kw):
@@ -9,10 +16,17 @@ def mod(**kw):
 
 
 def test_placeholders_filled_from_constants():
-    text = prompts.system_prompt("supervisor")
+    text = prompts.system_prompt("supervisor", limits=LIMITS)
     assert "{{" not in text
     assert th.format_thresholds_table() in text
-    assert f"At most {th.MAX_BACKTRACKS} backtracks" in text
+    assert f"At most {Limits().max_backtracks} backtracks" in text
+
+
+def test_the_prompts_state_the_run_s_own_limits():
+    text = prompts.system_prompt("supervisor", limits=asdict(Limits(max_backtracks=5)))
+    assert "At most 5 backtracks" in text
+    with pytest.raises(KeyError, match=r"MAX_DESIGN_REVISIONS}} needs the run's limits"):
+        prompts.system_prompt("supervisor", limits={})
 
 
 def test_adaptation_confidence_thresholds_and_global_rules():
@@ -27,8 +41,10 @@ def test_adaptation_confidence_thresholds_and_global_rules():
 
 def test_applied_append_reaches_only_its_agent():
     m = mod(content="Use the dispersive index at lambda0.")
-    assert "dispersive index at lambda0" in prompts.system_prompt("planner", [m])
-    assert "dispersive index at lambda0" not in prompts.system_prompt("supervisor", [m])
+    assert "dispersive index at lambda0" in prompts.system_prompt("planner", [m], limits=LIMITS)
+    assert "dispersive index at lambda0" not in prompts.system_prompt(
+        "supervisor", [m], limits=LIMITS
+    )
 
 
 def test_context_is_delimited_data():

@@ -51,7 +51,7 @@ def test_every_example_recording_validates():
 
 
 def replay_session(tmp_path, **provider):
-    from agents.session import agent_session
+    from reprolab.settings import agent_session
 
     config = {"outputs_dir": str(tmp_path), "provider": {"kind": "replay", **provider}}
     return agent_session(config, "silica_bragg_2026", tmp_path / "p", EXAMPLE / "recordings")

@@ -137,3 +137,33 @@ def test_snakefile_refuses_a_bad_config_before_any_job(tmp_path):
     assert "-3 is less than the minimum of 1" in out, out[-2000:]
     assert "['limits']['max_design_revisions']" in out, out[-2000:]
     assert not (tmp_path / "outputs").exists()
+
+
+def schema() -> dict:
+    return yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
+
+
+def test_the_schema_names_the_registry_s_agents():
+    """provider.models takes exactly the agents of agents/registry.py, in its order."""
+    from agents.registry import AGENTS
+
+    names = schema()["properties"]["provider"]["properties"]["models"]["propertyNames"]["enum"]
+    assert names == list(AGENTS)
+
+
+def test_the_schema_s_limit_defaults_are_the_settings_defaults():
+    """The loop limits' defaults are reprolab.settings.Limits'; the schema repeats them
+    for the user (and fills them in), and may not differ."""
+    from dataclasses import asdict
+
+    from reprolab.settings import Limits
+
+    limits = schema()["properties"]["limits"]["properties"]
+    assert {key: entry["default"] for key, entry in limits.items()} == asdict(Limits())
+
+
+def test_auto_approvable_gates_are_gate_kinds():
+    from reprolab.gates.protocol import GateKind
+
+    gates = schema()["properties"]["gates"]["properties"]["auto_approve"]["items"]["enum"]
+    assert set(gates) <= {kind.value for kind in GateKind}

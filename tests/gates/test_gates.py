@@ -7,6 +7,7 @@ import pytest
 import yaml
 
 from reprolab.errors import GateError, InputFileError
+from reprolab.fileio import read_model
 from reprolab.gates import protocol
 from reprolab.steps.review import revision_limit_gate
 from tests.support.pipeline import EXAMPLE
@@ -47,3 +48,54 @@ def test_edit_replaces_the_attempt_and_bad_edits_are_refused(tmp_path):
     assert protocol.pending_gates(tmp_path) == []
     log = json.loads((tmp_path / "user_interactions.jsonl").read_text().splitlines()[-1])
     assert log["interaction_type"] == "revision_limit"
+
+
+def checkpoint(kind) -> protocol.Checkpoint:
+    return protocol.Checkpoint(
+        gate_id="g",
+        kind=kind,
+        paper_id="p",
+        question="q?",
+        options=["a"],
+        sha256="0" * 64,
+        answer_file="",
+        answer_example={},
+    )
+
+
+def test_an_unknown_gate_kind_is_refused_naming_the_valid_ones(tmp_path):
+    assert checkpoint("revision_limit").kind is protocol.GateKind.REVISION_LIMIT
+    with pytest.raises(ValueError, match="'revison_limit' is not a gate kind") as err:
+        checkpoint("revison_limit")
+    assert all(kind.value in str(err.value) for kind in protocol.GateKind)
+    decision = protocol.Decision(action="approve", sha256="0" * 64)
+    from reprolab.gates import consent
+
+    with pytest.raises(GateError, match="'approval' is not a gate kind"):
+        consent.log_interaction(tmp_path, "q?", decision, "went on", "approval")
+    assert not (tmp_path / "user_interactions.jsonl").exists()
+    # a request file on disk with a kind outside the set is refused when read, by name
+    request = protocol.gate_request_path(tmp_path, "g")
+    request.parent.mkdir(parents=True)
+    request.write_text(checkpoint("run_failure").model_dump_json().replace("run_failure", "x"))
+    with pytest.raises(InputFileError, match="'x' is not a gate kind"):
+        read_model(request, protocol.Checkpoint)
+
+
+def test_every_checkpoint_is_built_with_a_gate_kind_not_a_string():
+    """A `Checkpoint(kind=...)` anywhere in the code names a `GateKind` member (or a
+    constant bound to one), never a string literal that could drift from the set."""
+    import ast
+
+    from tests.support.pipeline import REPO
+
+    literal = []
+    for path in [*(REPO / "reprolab").rglob("*.py"), *(REPO / "agents").rglob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            func = getattr(node, "func", None)
+            name = getattr(func, "attr", None) or getattr(func, "id", None)
+            if isinstance(node, ast.Call) and name == "Checkpoint":
+                kind = next((k.value for k in node.keywords if k.arg == "kind"), None)
+                if kind is None or isinstance(kind, ast.Constant):
+                    literal.append(f"{path.relative_to(REPO)}:{node.lineno}")
+    assert not literal, literal

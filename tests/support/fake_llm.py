@@ -287,7 +287,7 @@ class FakeLLMServer:
 def session_factory(tmp_path: Path, monkeypatch):
     """`make(kind, server, **provider)`: an AgentSession whose provider talks to `server`
     through the real SDK; backoff waits are kept in `make.sleeps` instead of slept."""
-    from agents.session import agent_session
+    from reprolab.settings import agent_session
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-real")
     sleeps: list[float] = []
