@@ -35,7 +35,7 @@ OUTSIDE = {
         r"\bthe seed\b(?!\s*[=(])|\bseed's\b|\bseeds? \d+|\bseeds/", re.IGNORECASE
     ),
     "a ticket number": re.compile(
-        r"\b(issues?|tickets?) ?#?\d+|\bPR #\d+|(?<![\w&/:#-])#\d+\b(?!;)", re.IGNORECASE
+        r"\b(issues?|tickets?) ?#?\d+|\bPR #\d+|(?<![\w&/:#'\"-])#\d+\b(?!;)", re.IGNORECASE
     ),
     "a document outside the repository": re.compile(
         r"\bshared/|PHYSICS_CHECKS|\b(ENVIRONMENT|DESIGN|STYLE)\.md\b"
@@ -75,6 +75,7 @@ def test_the_patterns_tell_outside_references_from_ordinary_text():
         "a shared project folder (umask 002)",
         "the agent's issues: blocking issues force a revision",
         "    # A comment about MPI rank 0",
+        'for text in ("#3 is the sharpest resonance.", "#tag"):  # a quoted string',
     ]
     assert all(outside_references(line) for line in outside), [
         line for line in outside if not outside_references(line)
