@@ -11,7 +11,13 @@ from agents import (
 from agents.common import StageType
 from agents.planner import PlannerOutput, PlanStage
 from agents.simulation_designer import SimulationDesign
-from reprolab.artifacts import load_adaptations, load_plan, plan_stage, write_design
+from reprolab.artifacts import (
+    load_adaptations,
+    load_plan,
+    load_verdict,
+    plan_stage,
+    write_design,
+)
 from reprolab.fileio import read_json
 from reprolab.gates import clarify
 from reprolab.physics import lint
@@ -111,8 +117,8 @@ def design_stage(
     stage = plan_stage(plan, stage_id)
     reason = eligibility.blocked_reason(
         stage,
-        [read_json(p) for p in dep_verdicts],
-        [read_json(p) for p in hierarchy_verdicts],
+        [load_verdict(p).to_json() for p in dep_verdicts],
+        [load_verdict(p).to_json() for p in hierarchy_verdicts],
         eligibility.spent_seconds(run.out_dir),
         run.total_runtime_budget_s,
         eligibility.ended_before(run.out_dir, plan, stage),
