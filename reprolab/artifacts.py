@@ -35,7 +35,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -47,9 +47,11 @@ from agents.planner import PlannerOutput, PlanStage
 from agents.prompt_adaptor import PromptModification
 from agents.results_analyzer import AnalysisOutput
 from agents.simulation_designer import SimulationDesign
-from agents.supervisor import SupervisorOutput
 from reprolab.errors import InputFileError, StageBlockedError
 from reprolab.fileio import atomic_write_json, read_json, read_model, validate_as
+
+if TYPE_CHECKING:
+    from agents.supervisor import SupervisorOutput
 
 Out = TypeVar("Out", bound=BaseModel)
 A = TypeVar("A", bound="Artifact")
@@ -184,12 +186,23 @@ class Verdict(Artifact):
     status: str
     reason: str = ""
     supervisor_verdict: str | None = None
-    supervisor: AgentArtifact[SupervisorOutput] | None = None
+    supervisor: dict[str, Any] | None = None
+    """The supervisor's artifact as its call returned it; `said()` reads it typed (a step
+    that only orders stages by their verdicts does not import the supervisor's model)."""
     supervisor_check: dict[str, Any] | None = None
     backtrack_suggestions: list[dict[str, Any]] = []
     user_note: str | None = None
     paper_end: dict[str, Any] | None = None
     priority: dict[str, Any] | None = None
+
+    def said(self) -> AgentArtifact[SupervisorOutput] | None:
+        """The supervisor's artifact (None for a blocked stage, which asked none)."""
+        from agents.supervisor import SupervisorOutput
+
+        if self.supervisor is None:
+            return None
+        where = f"the verdict of {self.stage_id} (field 'supervisor')"
+        return validate_as(AgentArtifact[SupervisorOutput], self.supervisor, where)
 
 
 def _load(path: str | os.PathLike, model: type[A]) -> A:

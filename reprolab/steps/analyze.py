@@ -3,6 +3,7 @@ ComparisonValidator checks it against the numbers code recomputed, in a bounded 
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -99,7 +100,13 @@ def analyze_stage(
     figures = [run.paper.figure(f).model_dump() for f in stage.target_figures]
     images = [run.paper.folder / run.paper.figure(f).image for f in stage.target_figures]
     images += [f["overlay"] for f in compared.figures]
-    adaptations = load_adaptations(adaptations_path)
+    ask = functools.partial(
+        call_agent,
+        stage_id=stage.stage_id,
+        session=run.agents,
+        adaptations=load_adaptations(adaptations_path),
+        images=[str(p) for p in images],
+    )
     validation = load_validation(validation_path)
     curves = raw_curves(run, load_design(design_path).output, stage_dir / "run")
     feedback = None
@@ -116,31 +123,15 @@ def analyze_stage(
         if feedback:
             ctx["reviewer_feedback"] = feedback
         analysis = as_agent_artifact(
-            AnalysisArtifact,
-            call_agent(
-                results_analyzer.AGENT,
-                stage_id=stage.stage_id,
-                attempt=attempt,
-                context=ctx,
-                session=run.agents,
-                adaptations=adaptations,
-                images=[str(p) for p in images],
-            ),
+            AnalysisArtifact, ask(results_analyzer.AGENT, attempt=attempt, context=ctx)
         )
         write_analysis(stage_dir / f"analysis.r{attempt}.json", analysis)
         said = analysis.output_json()  # the analysis as the audit and the validator read it
         problems = analysis_problems(said, comparison, stage.target_figures, curves)
+        ctx = comparison_validator.context(compared.figures, said, figures, problems)
         check = as_agent_artifact(
             ReviewArtifact[ComparisonValidatorOutput],
-            call_agent(
-                comparison_validator.AGENT,
-                stage_id=stage.stage_id,
-                attempt=attempt,
-                context=comparison_validator.context(compared.figures, said, figures, problems),
-                session=run.agents,
-                adaptations=adaptations,
-                images=[str(p) for p in images],
-            ),
+            ask(comparison_validator.AGENT, attempt=attempt, context=ctx),
         )
         check.code_problems = problems
         write_review(stage_dir / f"comparison_check.r{attempt}.json", check)

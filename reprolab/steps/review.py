@@ -52,20 +52,18 @@ def reviewed_loop(
     feedback: str | None = None,
     first_attempt: int = 1,
     gate_name: str | None = None,
-    artifact_model: type[AgentArtifact] | None = None,
 ) -> AgentArtifact:
     """Author → code checks → reviewer, `limit` attempts per round, all kept on disk.
 
-    `artifact_model`: the author's artifact (DesignArtifact, ...; by default the
-    envelope of the author's output model). `author_context` gets the feedback,
-    `reviewer_context` the author's artifact, `code_problems` its output model.
+    Each attempt is the author's artifact (`agent_artifact`): `author_context` gets the
+    feedback, `reviewer_context` the artifact, `code_problems` its output model.
 
     At the limit an ask_user gate opens on the last attempt: approve takes it as it
     is, edit replaces it (validated like an agent's output), reject starts another
     round with the user's note as feedback. Rerunning after an answer replays the
     earlier attempts from the agent cache (no new calls) up to the gate.
     """
-    model = artifact_model or agent_artifact(author)
+    model = agent_artifact(author)
     review_model = ReviewArtifact[OUTPUT_MODELS[reviewer]]
     ask = {"stage_id": stage_id, "session": run.agents, "adaptations": adaptations}
 
@@ -91,17 +89,9 @@ def reviewed_loop(
                     break
             write_agent_artifact(stage_dir / f"{name}.r{attempt}.json", artifact)
             problems = code_problems(artifact.output)
-            review = as_agent_artifact(
-                review_model,
-                call_agent(
-                    reviewer,
-                    stage_id=stage_id,
-                    attempt=attempt,
-                    context=reviewer_context(artifact),
-                    session=run.agents,
-                    adaptations=adaptations,
-                ),
-            )
+            context = reviewer_context(artifact)
+            review = call_agent(reviewer, attempt=attempt, context=context, **ask)
+            review = as_agent_artifact(review_model, review)
             review.code_problems = problems
             write_review(stage_dir / f"{name}_review.r{attempt}.json", review)
             if review.output.verdict == "approve" and not problems:
@@ -183,21 +173,10 @@ def revision_limit_gate(
         output = validate_as(
             OUTPUT_MODELS[author], decision.revised_data, f"{answer} (field 'revised_data')"
         )
-        result = as_agent_artifact(
-            type(artifact),
-            {
-                "output": output.model_dump(mode="json"),
-                "provenance": {
-                    "agent": author,
-                    "source": "user_edit",
-                    "stage_id": stage_id,
-                    "attempt": attempt,
-                    "edited_from_sha256": sha,
-                    "decision_file": answer,
-                    "note": decision.note,
-                },
-            },
-        )
+        provenance = {"agent": author, "source": "user_edit", "stage_id": stage_id}
+        provenance.update(attempt=attempt, edited_from_sha256=sha)
+        provenance.update(decision_file=answer, note=decision.note)
+        result = type(artifact)(output=output.model_dump(mode="json"), provenance=provenance)
         impact = f"{name} replaced by the user's edit"
     else:
         result = artifact.model_copy(deep=True)

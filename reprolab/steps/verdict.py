@@ -8,7 +8,6 @@ from pathlib import Path
 from agents import (
     supervisor,
 )
-from agents.code_reviewer import CodeReviewerOutput
 from agents.common import StageType
 from agents.planner import PlanStage
 from agents.runner import call_agent
@@ -94,6 +93,8 @@ def run_history(result_path: Path) -> dict:
 
 def code_review_of(stage_dir: Path) -> dict | None:
     """The CodeReviewer's output on the code that ran (its backtrack suggestion counts)."""
+    from agents.code_reviewer import CodeReviewerOutput  # only for a stage that ran code
+
     try:
         ran = load_result(stage_dir / "result.json").code_artifact
         attempt = load_code(ran).provenance["attempt"] if ran else None
@@ -173,7 +174,7 @@ def record_verdict(run, stage, out_verdict, artifact, said, found, acted) -> Non
             status=acted["status"],
             reason=acted["reason"],
             supervisor_verdict=acted["verdict"],
-            supervisor=artifact,
+            supervisor=artifact.to_json(),
             supervisor_check={"status": said["status"], "details": said["details"]},
             backtrack_suggestions=found,
             user_note=acted["user_note"],
