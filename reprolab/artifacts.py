@@ -2,20 +2,23 @@
 
 One model, one reader (`load_*`) and one writer (`write_*`) per artifact:
 
-  plan.json                   `load_plan` -> PlannerOutput        `write_plan`
-  stages/*/design.json        `load_design` -> DesignArtifact     `write_design`
-  stages/*/code*.json         `load_code` -> CodeArtifact         `write_code`
-  stages/*/result.json        `load_result` -> RunResult          `write_result`
-  stages/*/checks.json        `load_checks` -> Checks             `write_checks`
-  stages/*/comparison.json    `load_comparison` -> Comparison     `write_comparison`
-  stages/*/run_validation.json `load_validation` -> RunValidation `write_validation`
-  stages/*/analysis.json      `load_analysis` -> AnalysisArtifact `write_analysis`
-  stages/*/verdict.json       `load_verdict` -> Verdict           `write_verdict`
-  <name>_review.rN.json       `load_review` -> ReviewArtifact     `write_review`
+  plan.json                     load_plan -> PlannerOutput         write_plan
+  stages/*/design.json          load_design -> DesignArtifact      write_design
+  stages/*/code.json, code.*    load_code -> CodeArtifact          write_code
+  stages/*/result.json          load_result -> RunResult           write_result
+  stages/*/checks.json          load_checks -> Checks              write_checks
+  stages/*/comparison.json      load_comparison -> Comparison      write_comparison
+  stages/*/run_validation.json  load_validation -> RunValidation   write_validation
+  stages/*/analysis.json        load_analysis -> AnalysisArtifact  write_analysis
+  stages/*/verdict.json         load_verdict -> Verdict            write_verdict
+  stages/*/*_review.rN.json     load_review -> ReviewArtifact      write_review
+  (any author's attempt rN)     load_agent_artifact                write_agent_artifact
 
 An agent's artifact is an envelope: `{"output": <the agent's output model>,
 "provenance": {...}}` plus what the step adds (a design's materials, a review's
-code problems, an analysis's checks). `AgentArtifact[Model]` is that envelope.
+code problems, an analysis's checks). `AgentArtifact[Model]` is that envelope;
+`output_json()` gives its output back as the file holds it, the one form an
+agent's context, a content hash or the physics code takes.
 The artifacts code writes (result, checks, comparison, validation, verdict) have
 their top-level fields typed; what they hold per check or per figure stays the
 JSON the physics code reads and writes.
