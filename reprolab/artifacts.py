@@ -31,6 +31,9 @@ a blocked artifact (`{"stage_id", "blocked": {"reason"}}`) through every step:
 the readers of result, checks and comparison return it as such (`.blocked`);
 the readers of agent artifacts and of the run validation refuse it, so a step
 checks `blocked_in` first (reprolab.steps.eligibility).
+
+No reader, writer or hand-off names a field of an agent's output: a renamed design
+field changes its model and the code that uses it for what it means, nothing else.
 """
 
 from __future__ import annotations
