@@ -47,6 +47,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 import slurm_bench  # noqa: E402  (the 8-point sweep's jobs and timing)
 
+from reprolab.artifacts import load_result  # noqa: E402
 from reprolab.fileio import atomic_write_json, atomic_write_text  # noqa: E402
 
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
@@ -90,7 +91,7 @@ def metrics(paper_out: Path) -> list[dict]:
 
 def results(paper_out: Path) -> dict[str, dict]:
     return {
-        p.parent.name: json.loads(p.read_text())
+        p.parent.name: load_result(p).to_json()
         for p in sorted(paper_out.glob("stages/*/result.json"))
     }
 

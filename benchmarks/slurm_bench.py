@@ -32,11 +32,10 @@ import tempfile
 import time
 from pathlib import Path
 
-import yaml
-
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from reprolab.artifacts import load_recorded_code  # noqa: E402
 from reprolab.jobs.launch import SimulationJob  # noqa: E402
 from reprolab.jobs.submit import ClusterSettings, Resources, submit_all  # noqa: E402
 
@@ -45,7 +44,7 @@ TRIVIAL = "print('hello')\n"
 
 
 def meep_code() -> str:
-    return yaml.safe_load((STAGE3 / "code_generator.a1.yaml").read_text())["output"]["code"]
+    return load_recorded_code(STAGE3 / "code_generator.a1.yaml").code
 
 
 def make_job(root: Path, name: str, code: str, value=None, executor="local") -> SimulationJob:

@@ -11,6 +11,7 @@ import argparse
 import json
 from pathlib import Path
 
+from reprolab.artifacts import load_plan, load_result, load_verdict, plan_stage_ids
 from reprolab.errors import GateError, InputFileError, ReproLabError
 from reprolab.fileio import atomic_write_json, read_json, read_model
 from reprolab.gates import consent, material, protocol
@@ -139,13 +140,6 @@ def answer_walk(config: dict, only: str | None) -> int:
     return 0
 
 
-def plan_stage_ids(out: Path) -> list[str]:
-    plan = out / "plan.json"
-    if not plan.is_file():
-        return []
-    return [s["stage_id"] for s in read_json(plan)["output"]["stages"]]
-
-
 def running_jobs(sd: Path) -> str | None:
     """'simulating: Slurm job 12 RUNNING 00:01:05, ...' while the stage's jobs are
     submitted and not yet collected (one scontrol call for all of them)."""
@@ -171,8 +165,8 @@ def stage_line(out: Path, stage_id: str) -> str:
     if running:
         state = running
     elif verdict.is_file():
-        v = read_json(verdict)
-        state = f"{v['status']}: {v['reason']}"
+        v = load_verdict(verdict)
+        state = f"{v.status}: {v.reason}"
         inv = sd / "invalidation.json"
         if inv.is_file() and inv.stat().st_mtime > verdict.stat().st_mtime:
             state = (
@@ -200,12 +194,7 @@ def stage_lines(out: Path, stages: list[str]) -> list[str]:
     """One line per stage; a stage downstream of an invalidated one is never shown as
     completed (it is redone when its dependency is)."""
     deps = (
-        {
-            s["stage_id"]: s.get("dependencies", [])
-            for s in read_json(out / "plan.json")["output"]["stages"]
-        }
-        if stages
-        else {}
+        {s.stage_id: s.dependencies for s in load_plan(out / "plan.json").stages} if stages else {}
     )
     stale: set[str] = set()
     lines = []
@@ -225,8 +214,7 @@ def stage_lines(out: Path, stages: list[str]) -> list[str]:
 def runtime_s(out: Path) -> float:
     total = 0.0
     for path in (out / "stages").glob("*/result.json"):
-        record = read_json(path)
-        total += record.get("runtime_seconds") or 0.0
+        total += load_result(path).runtime_seconds or 0.0
     return total
 
 
@@ -240,7 +228,7 @@ def status_text(config: dict, only: str | None = None) -> str:
     for paper_id in [only] if only else papers:
         out = Path(config.get("outputs_dir", "outputs")) / paper_id
         lines.append(f"{paper_id}  ({out})")
-        stages = plan_stage_ids(out)
+        stages = plan_stage_ids(out / "plan.json")
         lines += stage_lines(out, stages) or ["  no plan yet"]
         pending = protocol.pending_gates(out)
         for cp in pending:
@@ -382,7 +370,7 @@ def answer(out: Path, args) -> int:
 
 def invalidate(out: Path, stage_id: str, reason: str) -> int:
     protocol.check_id("stage id", stage_id)
-    stages = plan_stage_ids(out)
+    stages = plan_stage_ids(out / "plan.json")
     if stage_id not in stages:
         raise ReproLabError(
             f"unknown stage '{stage_id}' of {out.name} (plan stages: {stages or 'no plan yet'})"

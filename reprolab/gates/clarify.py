@@ -10,10 +10,14 @@ into one gate: approve keeps every proposed answer, edit gives answers
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reprolab.errors import GateError
 from reprolab.events import log_event
 from reprolab.gates import consent, protocol
+
+if TYPE_CHECKING:
+    from reprolab.artifacts import AgentArtifact
 
 KIND = protocol.GateKind.CLARIFICATION
 ASK_BELOW_CONFIDENCE = 0.6
@@ -31,21 +35,23 @@ def worth_asking(questions: list[dict], answered: set[str]) -> list[dict]:
 MAX_ROUNDS = 3  # question rounds per agent output before its last answer stands
 
 
-def settle(run, scope: str, agent: str, artifact: dict, ask_again, answers: list[dict]) -> dict:
+def settle(
+    run, scope: str, agent: str, artifact: AgentArtifact, ask_again, answers: list[dict]
+) -> AgentArtifact:
     """The agent's final artifact once its questions worth a gate are answered.
 
     `ask_again(attempt)` calls the agent again (it reads `answers`, which this extends
     in place, into its context); questions not worth a gate keep the proposed answer
     and are logged. Each round is one gate for all of that round's questions."""
     for n in range(1, MAX_ROUNDS + 1):
-        questions = artifact["output"].get("questions") or []
+        questions = [q.model_dump(mode="json") for q in artifact.output.questions]
         asked = worth_asking(questions, {a["question"] for a in answers})
         not_asked(run, agent, [q for q in questions if q not in asked])
         if not asked:
             break
         answers += ask(run, scope, agent, asked, n)
-        artifact = ask_again(artifact["provenance"]["attempt"] + 1)
-    artifact["user_answers"] = list(answers)
+        artifact = ask_again(artifact.provenance["attempt"] + 1)
+    artifact.user_answers = list(answers)
     return artifact
 
 

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agents.simulation_designer import SimulationDesign
+from reprolab.artifacts import load_design
+from reprolab.errors import InputFileError
 from reprolab.fileio import atomic_write_json, atomic_write_text, sha256_file
 from reprolab.jobs import failures, launch, packed, sandbox, submit
 
@@ -111,12 +113,11 @@ def declared_cores(design_path: str | Path, sim_cfg: dict) -> int:
     if sim_cfg.get("executor", "local") == "slurm":
         return 1
     try:
-        est = json.loads(Path(design_path).read_text(encoding="utf-8"))["output"]
-        ranks = max(1, min(int(est["performance_estimate"]["mpi_ranks"]), _max_ranks(sim_cfg)))
-        sweep = est.get("sweep") or {}
-    except (OSError, ValueError, KeyError, TypeError):
+        design = load_design(design_path).output
+    except InputFileError:  # not there yet, or blocked
         return 1
-    points = len(sweep.get("values") or []) if sweep else 1
+    ranks = max(1, min(design.performance_estimate.mpi_ranks, _max_ranks(sim_cfg)))
+    points = len(design.sweep.values) if design.sweep else 1
     return ranks * max(1, min(points, int(sim_cfg.get("max_concurrent_jobs", 8))))
 
 

@@ -15,7 +15,9 @@ import os
 from collections import Counter
 from pathlib import Path
 
-from reprolab.fileio import atomic_write_text, read_json
+from reprolab.artifacts import load_comparison, load_plan, load_verdict, plan_stage_ids
+from reprolab.errors import InputFileError
+from reprolab.fileio import atomic_write_text
 from reprolab.report import partial
 from reprolab.report.fmt import overall_classification, table_header
 
@@ -28,8 +30,8 @@ def _stage_ids(out_dir: Path) -> list[str]:
     plan = out_dir / "plan.json"
     if plan.is_file():
         try:
-            return [s["stage_id"] for s in read_json(plan)["output"]["stages"]]
-        except (KeyError, TypeError, ValueError):
+            return plan_stage_ids(plan)
+        except InputFileError:
             pass
     return sorted(p.name for p in (out_dir / "stages").glob("*") if p.is_dir())
 
@@ -37,8 +39,8 @@ def _stage_ids(out_dir: Path) -> list[str]:
 def _title(out_dir: Path) -> str:
     plan = out_dir / "plan.json"
     try:
-        return str(read_json(plan)["output"]["title"]) if plan.is_file() else ""
-    except (KeyError, TypeError, ValueError):
+        return load_plan(plan).title if plan.is_file() else ""
+    except InputFileError:
         return ""
 
 
@@ -49,10 +51,10 @@ def paper_row(out_dir: Path) -> dict:
     for stage_id in _stage_ids(out_dir):
         stage_dir = out_dir / "stages" / stage_id  # (a blocked stage has a verdict too)
         if (stage_dir / "verdict.json").is_file():
-            stages.append(f"{stage_id}: {read_json(stage_dir / 'verdict.json')['status']}")
+            stages.append(f"{stage_id}: {load_verdict(stage_dir / 'verdict.json').status}")
         if not (stage_dir / "comparison.json").is_file():
             continue
-        for fig in read_json(stage_dir / "comparison.json").get("figures", []):
+        for fig in load_comparison(stage_dir / "comparison.json").figures:
             classes.append(fig["classification"])
             qualitative += bool(fig.get("qualitative"))
     return {

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from reprolab.artifacts import load_plan, load_verdict
 from reprolab.fileio import atomic_write_text, read_json
 from reprolab.gates import protocol
 from reprolab.report import html as report_html
@@ -65,18 +66,18 @@ def stage_states(out_dir: Path) -> list[tuple[str, str]]:
     if not plan.is_file():
         return []
     states = []
-    for stage in read_json(plan)["output"]["stages"]:
-        sd = Path(out_dir) / "stages" / stage["stage_id"]
+    for stage in load_plan(plan).stages:
+        sd = Path(out_dir) / "stages" / stage.stage_id
         if (sd / "verdict.json").is_file():
-            v = read_json(sd / "verdict.json")
-            state = f"{v['status']}: {v['reason']}"
+            v = load_verdict(sd / "verdict.json")
+            state = f"{v.status}: {v.reason}"
         elif (sd / "result.json").is_file():
             state = "simulated; checks, analysis or verdict did not finish"
         elif (sd / "design.json").is_file():
             state = "designed; code or simulation did not finish"
         else:
             state = "not run"
-        states.append((stage["stage_id"], state))
+        states.append((stage.stage_id, state))
     return states
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reprolab.fileio import read_json
+from reprolab.artifacts import load_analysis, load_comparison
+from reprolab.errors import InputFileError
 from reprolab.physics import claims
 
 UNCHECKED = "[unchecked]"
@@ -14,14 +15,12 @@ UNCHECKED = "[unchecked]"
 
 def stage_audit(stage_dir: Path) -> dict | None:
     """The audit of a stage's analysis against its comparison (None when absent)."""
-    try:
-        analysis = read_json(stage_dir / "analysis.json")
-        comparison = read_json(stage_dir / "comparison.json")
-    except (OSError, ValueError):
+    try:  # absent, blocked or unreadable: no audit
+        analysis = load_analysis(stage_dir / "analysis.json")
+        comparison = load_comparison(stage_dir / "comparison.json")
+    except InputFileError:
         return None
-    if analysis.get("blocked") or "output" not in analysis:
-        return None
-    return claims.audit_analysis(analysis["output"], comparison)
+    return claims.audit_analysis(analysis.output_json(), comparison.to_json())
 
 
 def section_of(audit: dict | None, name: str) -> dict | None:

@@ -3,15 +3,29 @@ ComparisonValidator checks it against the numbers code recomputed, in a bounded 
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
 from agents import comparison_validator, results_analyzer
+from agents.comparison_validator import ComparisonValidatorOutput
 from agents.runner import call_agent
 from agents.simulation_designer import SimulationDesign
-from reprolab.artifacts import load_adaptations, load_plan, plan_stage
+from reprolab.artifacts import (
+    AnalysisArtifact,
+    ReviewArtifact,
+    as_agent_artifact,
+    load_adaptations,
+    load_checks,
+    load_comparison,
+    load_design,
+    load_plan,
+    load_validation,
+    plan_stage,
+    write_analysis,
+    write_review,
+)
 from reprolab.events import log_event
-from reprolab.fileio import atomic_write_json, read_json
 from reprolab.physics import checks as checks_mod
 from reprolab.physics import claims, compare
 from reprolab.steps.blocking import passed_on_block
@@ -79,61 +93,58 @@ def analyze_stage(
     at the limit the analysis goes to the supervisor, flagged (docs/operation.md)."""
     if passed_on_block(run, out_analysis, comparison_path):
         return
-    comparison = read_json(comparison_path)
-    stage = plan_stage(load_plan(plan_path), comparison["stage_id"])
+    compared = load_comparison(comparison_path)
+    comparison = compared.to_json()  # what the claims' audit and the agents read
+    stage = plan_stage(load_plan(plan_path), compared.stage_id)
     stage_dir = Path(out_analysis).parent
     figures = [run.paper.figure(f).model_dump() for f in stage.target_figures]
     images = [run.paper.folder / run.paper.figure(f).image for f in stage.target_figures]
-    images += [f["overlay"] for f in comparison["figures"]]
-    adaptations = load_adaptations(adaptations_path)
-    validation = read_json(validation_path)
-    design = SimulationDesign.model_validate(read_json(design_path)["output"])
-    curves = raw_curves(run, design, stage_dir / "run")
+    images += [f["overlay"] for f in compared.figures]
+    ask = functools.partial(
+        call_agent,
+        stage_id=stage.stage_id,
+        session=run.agents,
+        adaptations=load_adaptations(adaptations_path),
+        images=[str(p) for p in images],
+    )
+    validation = load_validation(validation_path)
+    curves = raw_curves(run, load_design(design_path).output, stage_dir / "run")
     feedback = None
     limit = run.limits.max_analysis_revisions
     for attempt in range(1, limit + 1):
         ctx = results_analyzer.context(
-            stage.model_dump(), comparison, read_json(checks_path), figures
+            stage.model_dump(), comparison, load_checks(checks_path).to_json(), figures
         )
         ctx["run_validation"] = {
-            k: validation[k] for k in ("verdict", "checks_verdict", "backtrack_suggestion")
+            "verdict": validation.verdict,
+            "checks_verdict": validation.checks_verdict,
+            "backtrack_suggestion": validation.backtrack_suggestion,
         }
         if feedback:
             ctx["reviewer_feedback"] = feedback
-        analysis = call_agent(
-            results_analyzer.AGENT,
-            stage_id=stage.stage_id,
-            attempt=attempt,
-            context=ctx,
-            session=run.agents,
-            adaptations=adaptations,
-            images=[str(p) for p in images],
+        analysis = as_agent_artifact(
+            AnalysisArtifact, ask(results_analyzer.AGENT, attempt=attempt, context=ctx)
         )
-        atomic_write_json(stage_dir / f"analysis.r{attempt}.json", analysis)
-        problems = analysis_problems(analysis["output"], comparison, stage.target_figures, curves)
-        check = call_agent(
-            comparison_validator.AGENT,
-            stage_id=stage.stage_id,
-            attempt=attempt,
-            context=comparison_validator.context(
-                comparison["figures"], analysis["output"], figures, problems
-            ),
-            session=run.agents,
-            adaptations=adaptations,
-            images=[str(p) for p in images],
+        write_analysis(stage_dir / f"analysis.r{attempt}.json", analysis)
+        said = analysis.output_json()  # the analysis as the audit and the validator read it
+        problems = analysis_problems(said, comparison, stage.target_figures, curves)
+        ctx = comparison_validator.context(compared.figures, said, figures, problems)
+        check = as_agent_artifact(
+            ReviewArtifact[ComparisonValidatorOutput],
+            ask(comparison_validator.AGENT, attempt=attempt, context=ctx),
         )
-        check["code_problems"] = problems
-        atomic_write_json(stage_dir / f"comparison_check.r{attempt}.json", check)
-        approved = check["output"]["verdict"] == "approve" and not problems
+        check.code_problems = problems
+        write_review(stage_dir / f"comparison_check.r{attempt}.json", check)
+        approved = check.output.verdict == "approve" and not problems
         if approved or attempt == limit:
-            analysis["comparison_check"] = {
+            analysis.comparison_check = {
                 "verdict": "approve" if approved else "needs_revision",
                 "attempts": attempt,
                 "flagged": not approved,
-                "issues": check["output"]["issues"] + problems,
+                "issues": check.output.issues + problems,
             }
-            analysis["prose_audit"] = claims.audit_analysis(analysis["output"], comparison)
-            atomic_write_json(out_analysis, analysis)
+            analysis.prose_audit = claims.audit_analysis(said, comparison)
+            write_analysis(out_analysis, analysis)
             log_event(
                 run.out_dir,
                 "analysis",
@@ -142,5 +153,5 @@ def analyze_stage(
             )
             return
         feedback = "\n".join(
-            [check["output"]["feedback"]] + [f"- (checked in code) {p}" for p in problems]
+            [check.output.feedback] + [f"- (checked in code) {p}" for p in problems]
         ).strip()

@@ -12,12 +12,14 @@ from agents import (
 )
 from agents.code_generator import GeneratedCode
 from agents.simulation_designer import SimulationDesign
-from reprolab.artifacts import load_adaptations
-from reprolab.fileio import (
-    atomic_write_json,
-    atomic_write_text,
-    read_json,
+from reprolab.artifacts import (
+    CodeArtifact,
+    DesignArtifact,
+    load_adaptations,
+    load_design,
+    write_code,
 )
+from reprolab.fileio import atomic_write_text
 from reprolab.jobs import sandbox
 from reprolab.physics import lint
 from reprolab.steps.blocking import passed_on_block
@@ -44,10 +46,11 @@ def code_problems(code: GeneratedCode, design: SimulationDesign) -> list[str]:
     return problems
 
 
-def code_loop(run, design_art: dict, stage_dir: Path, adaptations: list, **loop_args) -> dict:
+def code_loop(
+    run, design_art: DesignArtifact, stage_dir: Path, adaptations: list, **loop_args
+) -> CodeArtifact:
     """CodeGenerator ⇄ CodeReviewer with the code checks, for a first version or a fix."""
-    design = SimulationDesign.model_validate(design_art["output"])
-    mats = design_art["materials"]
+    design, mats = design_art.output, design_art.materials
     return reviewed_loop(
         run=run,
         stage_id=design.stage_id,
@@ -56,11 +59,13 @@ def code_loop(run, design_art: dict, stage_dir: Path, adaptations: list, **loop_
         author=code_generator.AGENT,
         reviewer=code_reviewer.AGENT,
         limit=run.limits.max_code_revisions,
-        author_context=lambda fb: code_generator.context(design_art["output"], mats, fb),
-        reviewer_context=lambda out: code_reviewer.context(design_art["output"], out["code"], mats),
-        code_problems=lambda out: (
-            code_problems(GeneratedCode.model_validate(out), design)
-            + lint.problems(static_findings(design, mats, out["code"], run))
+        author_context=lambda fb: code_generator.context(design_art.output_json(), mats, fb),
+        reviewer_context=lambda art: code_reviewer.context(
+            design_art.output_json(), art.output.code, mats
+        ),
+        code_problems=lambda code: (
+            code_problems(code, design)
+            + lint.problems(static_findings(design, mats, code.code, run))
         ),
         name="code",
         **loop_args,
@@ -71,9 +76,11 @@ def generate_code(run, design_path, adaptations_path, out_code_json, out_script)
     if passed_on_block(run, out_code_json, design_path):
         atomic_write_text(out_script, "# blocked: this stage does not run (see code.json)\n")
         return
-    design_art = read_json(design_path)
     artifact = code_loop(
-        run, design_art, Path(out_code_json).parent, load_adaptations(adaptations_path)
+        run,
+        load_design(design_path),
+        Path(out_code_json).parent,
+        load_adaptations(adaptations_path),
     )
-    atomic_write_text(out_script, artifact["output"]["code"])
-    atomic_write_json(out_code_json, artifact)
+    atomic_write_text(out_script, artifact.output.code)
+    write_code(out_code_json, artifact)

@@ -4,11 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agents.simulation_designer import SimulationDesign
-from reprolab.fileio import (
-    atomic_write_json,
-    read_json,
-)
+from reprolab.artifacts import Comparison, load_checks, load_design, write_comparison
 from reprolab.physics import checks as checks_mod
 from reprolab.physics import compare
 from reprolab.physics import thresholds as th
@@ -20,11 +16,11 @@ def compare_stage(run, design_path, checks_path, out_comparison) -> None:
 
     blocked = eligibility.blocked_in(design_path, checks_path)
     if blocked:
-        atomic_write_json(out_comparison, {**blocked, "figures": []})
+        write_comparison(out_comparison, Comparison.model_validate({**blocked, "figures": []}))
         return
-    design = SimulationDesign.model_validate(read_json(design_path)["output"])
+    design = load_design(design_path).output
     stage_dir = Path(out_comparison).parent
-    checks = read_json(checks_path)
+    checks = load_checks(checks_path)
     figures = {}
     for fo in design.figure_outputs:
         fig = figures.setdefault(fo.figure_id, {"figure_id": fo.figure_id, "curves": []})
@@ -64,12 +60,12 @@ def compare_stage(run, design_path, checks_path, out_comparison) -> None:
         fig["overlay"] = draw(run.paper, fig, stage_dir / f"overlay_{fig['figure_id']}.png")
         for curve in fig["curves"]:
             curve.pop("sim", None)
-    atomic_write_json(
+    write_comparison(
         out_comparison,
-        {
-            "stage_id": design.stage_id,
-            "checks_verdict": checks["verdict"],
-            "figures": list(figures.values()),
-            "thresholds": [b.__dict__ for b in th.DISCREPANCY_THRESHOLDS],
-        },
+        Comparison(
+            stage_id=design.stage_id,
+            checks_verdict=checks.verdict,
+            figures=list(figures.values()),
+            thresholds=[b.__dict__ for b in th.DISCREPANCY_THRESHOLDS],
+        ),
     )

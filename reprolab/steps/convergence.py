@@ -15,6 +15,7 @@ import os
 from contextlib import contextmanager
 from pathlib import Path
 
+from reprolab.artifacts import load_result
 from reprolab.fileio import atomic_write_json, read_json, sha256_file
 from reprolab.physics import convergence as conv_mod
 from reprolab.physics import thresholds as th
@@ -87,15 +88,15 @@ def scaled_env(name: str):
 
 def run_convergence(run, design_path, code_json, plan_path, out_json) -> None:
     """The `convergence` rule: the reruns the policy asks for and their comparison."""
-    from agents.simulation_designer import SimulationDesign
+    from reprolab.artifacts import load_checks, load_design
     from reprolab.steps.blocking import passed_on_block
 
     stage_dir = Path(out_json).parent
     if passed_on_block(run, out_json, design_path, stage_dir / "result.json"):
         return
-    design = SimulationDesign.model_validate(read_json(design_path)["output"])
-    record = read_json(stage_dir / "result.json")
-    checks = read_json(stage_dir / "checks.json")
+    design = load_design(design_path).output
+    record = load_result(stage_dir / "result.json").to_json()
+    checks = load_checks(stage_dir / "checks.json").to_json()
     pol = policy(run.config)
     sims = load_record(stage_dir / "run")
     names, reason = variants_needed(pol, checks, sims, bool(design.figure_outputs))
@@ -129,7 +130,7 @@ def run_convergence(run, design_path, code_json, plan_path, out_json) -> None:
 
 def run_variant(run, name, design, script: Path, plan_path, stage_dir: Path) -> dict:
     """One rerun (its record in <folder>/result.json) and its comparison with the run."""
-    from reprolab.artifacts import load_plan, plan_stage
+    from reprolab.artifacts import RunResult, load_plan, plan_stage, write_result
     from reprolab.jobs import stage_run
 
     env, folder, factor = VARIANTS[name]
@@ -152,7 +153,7 @@ def run_variant(run, name, design, script: Path, plan_path, stage_dir: Path) -> 
             )
         rerun.update(script=str(script), script_sha256=sha256_file(script), scale_env={env: "2"})
         # The rerun's own record beside its run folder, for provenance and its log.
-        atomic_write_json(stage_dir / folder / "result.json", rerun)
+        write_result(stage_dir / folder / "result.json", RunResult.model_validate(rerun))
     var["runtime_seconds"] = rerun.get("runtime_seconds")
     if rerun.get("failure") or rerun.get("exit_code"):
         var["note"] = f"the {name} rerun failed: {rerun.get('failure') or rerun['exit_code']}"
@@ -175,10 +176,10 @@ def kept_rerun(folder: Path, script: Path, env: str) -> dict | None:
     path = folder / "result.json"
     if not path.is_file() or not (folder / "run").is_dir():
         return None
-    kept = read_json(path)
-    same = kept.get("script_sha256") == sha256_file(script) and kept.get("scale_env") == {env: "2"}
-    ok = not (kept.get("failure") or kept.get("exit_code"))
-    return kept if same and ok else None
+    kept = load_result(path)
+    same = kept.script_sha256 == sha256_file(script) and kept.scale_env == {env: "2"}
+    ok = not (kept.failure or kept.exit_code)
+    return kept.to_json() if same and ok else None
 
 
 def compare_runs(run, design, run_n: Path, run_v: Path, variant: str) -> list[dict]:
@@ -214,6 +215,7 @@ def judged_with_convergence(checks: dict, validation: dict | None, conv_path) ->
     if validation and validation.get("verdict") == "fail" and judged["verdict"] != "fail":
         from reprolab.steps.validate import combined_verdict
 
+        # in memory: the run validation's JSON (RunValidation.to_json()), as judged so far
         agents = [validation[k]["output"]["verdict"] for k in ("execution", "physics")]
         if "fail" not in agents:
             verdict = combined_verdict(judged["verdict"], agents)

@@ -283,22 +283,22 @@ def material_plot(materials: list[dict], out_png: Path) -> str | None:
 
 def write_summary(run, inputs, out_json) -> None:
     """debug_summary.json and the diagnostic plots next to it."""
-    from agents.simulation_designer import SimulationDesign
+    from reprolab.artifacts import load_checks, load_comparison, load_design, load_result
     from reprolab.steps.static import reported_band
 
     started = time.time()
     out_dir = Path(out_json).parent
-    stage0_checks, stage1_checks = read_json(inputs.checks[0]), read_json(inputs.checks[1])
-    design1_art = read_json(inputs.designs[1])
-    design1 = SimulationDesign.model_validate(design1_art["output"])
-    comparison1 = read_json(inputs.comparison)
+    stage0_checks, stage1_checks = load_checks(inputs.checks[0]), load_checks(inputs.checks[1])
+    design1_art = load_design(inputs.designs[1])
+    design1 = design1_art.output
+    comparison1 = load_comparison(inputs.comparison)
     validated = read_json(inputs.validated)
     band = reported_band(design1, run)
     factor = run.config.get("debug", {}).get("resolution_factor", 0.5)
     stdout = Path(inputs.checks[1]).parent / "run" / "stdout.txt"
     geometry = parse_geometry(stdout.read_text(errors="replace")) if stdout.is_file() else None
     built = as_built_simulation(stdout.parent)
-    stage1_result = read_json(inputs.result)
+    stage1_result = load_result(inputs.result)
     plots = {
         "geometry_check": (
             geometry_plot(geometry, out_dir / "geometry_check.png") if geometry else None
@@ -311,15 +311,13 @@ def write_summary(run, inputs, out_json) -> None:
             monitor_positions_plot(built, out_dir / "monitor_positions.png") if built else None
         ),
     }
-    findings = lint.design_findings(design1.model_dump(), design1_art["materials"], band)
+    findings = lint.design_findings(design1.model_dump(), design1_art.materials, band)
     recommendations = [f"{f.name}: {f.detail}" for f in findings if f.status != "pass"] + [
         f"quick check ran at {factor:g}x the design resolution ({design1.resolution} px/a "
         "in the full run); run without debug mode for the reproduction"
     ]
     fails = [
-        c["name"]
-        for c in stage0_checks["checks"] + stage1_checks["checks"]
-        if c["status"] == "fail"
+        c["name"] for c in stage0_checks.checks + stage1_checks.checks if c["status"] == "fail"
     ]
     if fails:
         recommendations.insert(0, f"fix the failed checks first: {fails}")
@@ -333,23 +331,23 @@ def write_summary(run, inputs, out_json) -> None:
             "figures_found": len(run.paper.meta.figures),
         },
         "stage0_material_validation": {
-            "status": stage0_checks["verdict"],
+            "status": stage0_checks.verdict,
             "materials_tested": [m["material_id"] for m in validated["materials"]],
-            "issues": [c["detail"] for c in stage0_checks["checks"] if c["status"] != "pass"],
+            "issues": [c["detail"] for c in stage0_checks.checks if c["status"] != "pass"],
         },
         "stage1_minimal": {
             "stage_id": design1.stage_id,
-            "status": stage1_checks["verdict"],
+            "status": stage1_checks.verdict,
             "simulation_ran": any(
-                c["name"] == "exit_code" and c["status"] == "pass" for c in stage1_checks["checks"]
+                c["name"] == "exit_code" and c["status"] == "pass" for c in stage1_checks.checks
             ),
             "output_files_created": [spec.file for spec in design1.output_specifications],
-            "quick_check_limits": stage1_result.get("quick_check", []),
-            "runtime_seconds": stage1_result.get("runtime_seconds"),
+            "quick_check_limits": stage1_result.quick_check,
+            "runtime_seconds": stage1_result.runtime_seconds,
             "features_found": sum(
-                len(c.get("features", [])) for f in comparison1["figures"] for c in f["curves"]
+                len(c.get("features", [])) for f in comparison1.figures for c in f["curves"]
             ),
-            "classification": {f["figure_id"]: f["classification"] for f in comparison1["figures"]},
+            "classification": {f["figure_id"]: f["classification"] for f in comparison1.figures},
         },
         "geometry_check": geometry_check(design1, geometry, factor),
         "plots": {k: v for k, v in plots.items() if v},

@@ -11,11 +11,14 @@ from agents import (
 from agents.common import StageType
 from agents.planner import PlannerOutput, PlanStage
 from agents.simulation_designer import SimulationDesign
-from reprolab.artifacts import load_adaptations, load_plan, plan_stage
-from reprolab.fileio import (
-    atomic_write_json,
-    read_json,
+from reprolab.artifacts import (
+    load_adaptations,
+    load_plan,
+    load_verdict,
+    plan_stage,
+    write_design,
 )
+from reprolab.fileio import read_json
 from reprolab.gates import clarify
 from reprolab.physics import lint
 from reprolab.settings import PaperRun
@@ -114,8 +117,8 @@ def design_stage(
     stage = plan_stage(plan, stage_id)
     reason = eligibility.blocked_reason(
         stage,
-        [read_json(p) for p in dep_verdicts],
-        [read_json(p) for p in hierarchy_verdicts],
+        [load_verdict(p).to_json() for p in dep_verdicts],
+        [load_verdict(p).to_json() for p in hierarchy_verdicts],
         eligibility.spent_seconds(run.out_dir),
         run.total_runtime_budget_s,
         eligibility.ended_before(run.out_dir, plan, stage),
@@ -152,12 +155,12 @@ def design_stage(
             reviewer=design_reviewer.AGENT,
             limit=run.limits.max_design_revisions,
             author_context=designer_context,
-            reviewer_context=lambda out: design_reviewer.context(stage.model_dump(), out, mats),
-            code_problems=lambda out: (
-                design_problems(SimulationDesign.model_validate(out), stage, run, mats)
-                + lint.problems(
-                    static_findings(SimulationDesign.model_validate(out), mats, None, run)
-                )
+            reviewer_context=lambda art: design_reviewer.context(
+                stage.model_dump(), art.output_json(), mats
+            ),
+            code_problems=lambda design: (
+                design_problems(design, stage, run, mats)
+                + lint.problems(static_findings(design, mats, None, run))
             ),
             name="design",
             feedback=feedback,
@@ -172,5 +175,5 @@ def design_stage(
         lambda attempt: loop(attempt, None),
         answers,
     )
-    artifact["materials"] = mats
-    atomic_write_json(out_design, artifact)
+    artifact.materials = mats
+    write_design(out_design, artifact)

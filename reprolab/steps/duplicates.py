@@ -15,8 +15,11 @@ import json
 import re
 from pathlib import Path
 
+from pydantic import BaseModel
+
+from reprolab.artifacts import AgentArtifact, load_agent_artifact, write_agent_artifact
+from reprolab.errors import InputFileError
 from reprolab.events import log_event
-from reprolab.fileio import atomic_write_json, read_json
 
 
 def _squash(value):
@@ -44,26 +47,29 @@ def attempt_of(path: Path) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def earlier_same(stage_dir: Path, name: str, output: dict, attempt: int) -> Path | None:
+def earlier_same(stage_dir: Path, name: str, output: BaseModel, attempt: int) -> Path | None:
     """The earlier attempt of this stage that this output repeats, if any."""
-    key = normalized(output)
+    key = normalized(output.model_dump(mode="json"))
+    model = AgentArtifact[type(output)]
     for path in sorted(Path(stage_dir).glob(f"{name}.r*.json")):
         n = attempt_of(path)
         if n is None or n >= attempt:
             continue
         try:
-            earlier = read_json(path)["output"]
-        except (OSError, ValueError, KeyError):
+            earlier = load_agent_artifact(path, model).output
+        except InputFileError:
             continue
-        if normalized(earlier) == key:
+        if normalized(earlier.model_dump(mode="json")) == key:
             return path
     return None
 
 
-def refuse(run, stage_id: str, stage_dir: Path, name: str, artifact: dict, attempt: int, same):
+def refuse(
+    run, stage_id: str, stage_dir: Path, name: str, artifact: AgentArtifact, attempt: int, same
+):
     """Keep the duplicate for the record (not as an attempt), log it, and return the
     feedback that re-asks the author."""
-    atomic_write_json(Path(stage_dir) / f"{name}.r{attempt}.duplicate.json", artifact)
+    write_agent_artifact(Path(stage_dir) / f"{name}.r{attempt}.duplicate.json", artifact)
     with open(run.out_dir / "run_failures.jsonl", "a", encoding="utf-8") as fh:
         entry = {"stage_id": stage_id, "kind": "duplicate", "what": name, "attempt": attempt}
         fh.write(json.dumps({**entry, "same_as": same.name}) + "\n")

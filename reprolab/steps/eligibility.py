@@ -22,6 +22,7 @@ from pathlib import Path
 
 from agents.common import StageType
 from agents.planner import PlannerOutput, PlanStage
+from reprolab.artifacts import load_result, load_verdict
 from reprolab.fileio import atomic_write_json, read_json
 
 PAPER_END_FILE = "supervisor_end.json"
@@ -90,7 +91,7 @@ def spent_seconds(out_dir: Path) -> float:
     """Simulation time the paper has used so far (its stages' result records)."""
     total = 0.0
     for path in Path(out_dir).glob("stages/*/result.json"):
-        total += read_json(path).get("runtime_seconds") or 0.0
+        total += load_result(path).runtime_seconds or 0.0
     return total
 
 
@@ -178,7 +179,7 @@ def change_priority(
     """Accept the supervisor's new order where code finds it valid, record it for the stage
     rules' Snakemake priority, and say what was refused and why."""
     verdicts = {
-        p.parent.name: read_json(p)
+        p.parent.name: load_verdict(p).to_json()
         for p in Path(out_dir).glob("stages/*/verdict.json")
         if p.parent.name != stage.stage_id
     }

@@ -8,7 +8,7 @@ from agents import context_window, plan_reviewer, planner, prompt_adaptor, promp
 from agents.common import StageType
 from agents.planner import PlannerOutput
 from agents.runner import call_agent
-from reprolab.artifacts import load_adaptations
+from reprolab.artifacts import AgentArtifact, as_agent_artifact, load_adaptations, write_plan
 from reprolab.events import log_event
 from reprolab.fileio import atomic_write_json, atomic_write_text, read_json
 from reprolab.gates import clarify
@@ -32,14 +32,17 @@ def adapt_prompts(run: PaperRun, out_json: str | Path, out_log: str | Path) -> N
     paper (text and metadata) scanned once for instruction-like passages."""
     text = run.paper.text()
     flags = untrusted.scan_paper(run.paper.meta, text)
-    artifact = call_agent(
-        prompt_adaptor.AGENT,
-        stage_id=PAPER_SCOPE,
-        attempt=1,
-        context=prompt_adaptor.context(run.paper_id, abstract_and_methods(text)),
-        session=run.agents,
+    artifact = as_agent_artifact(
+        AgentArtifact[prompt_adaptor.PromptAdaptorOutput],
+        call_agent(
+            prompt_adaptor.AGENT,
+            stage_id=PAPER_SCOPE,
+            attempt=1,
+            context=prompt_adaptor.context(run.paper_id, abstract_and_methods(text)),
+            session=run.agents,
+        ),
     )
-    output = prompt_adaptor.PromptAdaptorOutput.model_validate(artifact["output"])
+    output = artifact.output
     applied, refused = [], []
     for mod in output.modifications:
         reason = prompts.review_modification(mod, limits=run.agents.limits)
@@ -54,7 +57,7 @@ def adapt_prompts(run: PaperRun, out_json: str | Path, out_log: str | Path) -> N
             "applied": applied,
             "refused": refused,
             "paper_flags": flags,
-            "provenance": artifact["provenance"],
+            "provenance": artifact.provenance,
         },
     )
     atomic_write_text(out_log, adaptation_log(run.paper_id, applied, refused, flags))
@@ -173,8 +176,8 @@ def make_plan(
             reviewer=plan_reviewer.AGENT,
             limit=run.limits.max_replans + 1,
             author_context=planner_context,
-            reviewer_context=lambda out: plan_reviewer.context(out, figures),
-            code_problems=lambda out: plan_problems(PlannerOutput.model_validate(out), run.paper),
+            reviewer_context=lambda art: plan_reviewer.context(art.output_json(), figures),
+            code_problems=lambda plan: plan_problems(plan, run.paper),
             name="plan",
             feedback=feedback,
             first_attempt=first_attempt,
@@ -188,6 +191,5 @@ def make_plan(
         lambda attempt: loop(attempt, None),
         answers,
     )
-    atomic_write_json(out_plan, artifact)
-    plan = PlannerOutput.model_validate(artifact["output"])
-    log_event(out_dir, "plan", "plan approved", stages=len(plan.stages))
+    write_plan(out_plan, artifact)
+    log_event(out_dir, "plan", "plan approved", stages=len(artifact.output.stages))

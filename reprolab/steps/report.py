@@ -9,7 +9,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agents.planner import PlannerOutput
-from reprolab.artifacts import load_plan
+from reprolab.artifacts import (
+    load_analysis,
+    load_checks,
+    load_comparison,
+    load_design,
+    load_plan,
+    load_result,
+    load_verdict,
+)
 from reprolab.fileio import atomic_write_text, read_json
 from reprolab.report import html as report_html
 from reprolab.report import partial
@@ -34,6 +42,7 @@ from reprolab.report.markdown import (
     title_section,
 )
 from reprolab.report.security import flagged_passages_section
+from reprolab.steps import eligibility
 
 
 @dataclass(frozen=True)
@@ -52,23 +61,25 @@ class RunRecords:
     checks_by_stage: dict[str, dict]
 
 
-def agent_outputs_by_stage(paths) -> dict[str, dict]:
-    return {
-        a["output"]["stage_id"]: a["output"] for a in map(read_json, paths) if not a.get("blocked")
-    }
+def agent_outputs_by_stage(paths, load) -> dict[str, dict]:
+    """stage id -> the agent's output (as its file holds it) of the stages not blocked."""
+    arts = [load(p) for p in paths if not eligibility.blocked_in(p)]
+    return {a.output.stage_id: a.output_json() for a in arts}
 
 
 def read_records(inputs) -> RunRecords:
-    ran = [read_json(p) for p in inputs.results]
-    ran_ids = {r["stage_id"] for r in ran if not r.get("blocked")}
+    """Every artifact read and validated by its reader (reprolab.artifacts), kept as the
+    JSON its file holds: what the report's sections read."""
+    ran = [load_result(p) for p in inputs.results]
+    ran_ids = {r.stage_id for r in ran if not r.blocked}
     return RunRecords(
         plan=load_plan(inputs.plan),
         validated=read_json(inputs.validated),
-        verdicts=[read_json(p) for p in inputs.verdicts],
-        comparisons={c["stage_id"]: c for c in map(read_json, inputs.comparisons)},
-        results={r["stage_id"]: r for r in ran if r["stage_id"] in ran_ids},
-        analyses=agent_outputs_by_stage(inputs.analyses),
-        designs=agent_outputs_by_stage(inputs.designs),
+        verdicts=[load_verdict(p).to_json() for p in inputs.verdicts],
+        comparisons={c.stage_id: c.to_json() for c in map(load_comparison, inputs.comparisons)},
+        results={r.stage_id: r.to_json() for r in ran if r.stage_id in ran_ids},
+        analyses=agent_outputs_by_stage(inputs.analyses, load_analysis),
+        designs=agent_outputs_by_stage(inputs.designs, load_design),
         checks_by_stage=judged_checks(inputs, ran_ids),
     )
 
@@ -83,9 +94,9 @@ def judged_checks(inputs, ran_ids: set) -> dict[str, dict]:
     conv = {Path(p).parent.name: p for p in paths}
     out = {}
     for path in getattr(inputs, "checks", []):
-        c = read_json(path)
-        if c["stage_id"] in ran_ids:
-            out[c["stage_id"]] = judged_with_convergence(c, None, conv.get(c["stage_id"]))[0]
+        c = load_checks(path)
+        if c.stage_id in ran_ids:
+            out[c.stage_id] = judged_with_convergence(c.to_json(), None, conv.get(c.stage_id))[0]
     return out
 
 

@@ -9,15 +9,23 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agents.code_generator import GeneratedCode
 from agents.simulation_designer import SimulationDesign
-from reprolab.artifacts import load_adaptations, load_plan, plan_stage
+from reprolab.artifacts import (
+    DesignArtifact,
+    RunResult,
+    load_adaptations,
+    load_code,
+    load_design,
+    load_plan,
+    load_result,
+    plan_stage,
+    write_code,
+    write_result,
+)
 from reprolab.errors import GateError
 from reprolab.events import log_event
 from reprolab.fileio import (
-    atomic_write_json,
     atomic_write_text,
-    read_json,
     sha256_file,
 )
 from reprolab.gates import consent, protocol
@@ -41,8 +49,8 @@ def run_simulation(run, code_json, script, design_path, plan_path, out_result) -
     simulation.fixN.py; result.json names the code that produced it."""
     if passed_on_block(run, out_result, design_path, code_json):
         return
-    design_art = read_json(design_path)
-    design = SimulationDesign.model_validate(design_art["output"])
+    design_art = load_design(design_path)
+    design = design_art.output
     stage = plan_stage(load_plan(plan_path), design.stage_id)
     refusal = over_budget(design, stage)
     if refusal:
@@ -51,7 +59,7 @@ def run_simulation(run, code_json, script, design_path, plan_path, out_result) -
     record = run_with_repairs(
         run, design_art, stage, Path(code_json), Path(script), Path(out_result).parent
     )
-    atomic_write_json(out_result, record)
+    write_result(out_result, RunResult.model_validate(record))
     failure = record.get("failure")
     log_event(
         run.out_dir,
@@ -73,10 +81,12 @@ def over_budget(design: SimulationDesign, stage) -> str | None:
     )
 
 
-def run_with_repairs(run, design_art, stage, code_path, script_path, stage_dir) -> dict:
+def run_with_repairs(
+    run, design_art: DesignArtifact, stage, code_path, script_path, stage_dir
+) -> dict:
     """Run, and while the run needs a repair within the limits, regenerate and rerun.
     The record returned is the last run's, with its repairs and failure counts."""
-    design = SimulationDesign.model_validate(design_art["output"])
+    design = design_art.output
     counts = {"execution": 0, "physics": 0}
     limits = {
         "execution": run.limits.max_execution_failures,
@@ -110,7 +120,7 @@ def run_with_repairs(run, design_art, stage, code_path, script_path, stage_dir) 
             user_rounds += 1
             counts["execution"] = 0  # a user's guidance is a fresh start
             feedback = f"{feedback}\nThe user says: {note}"
-        previous = read_json(code_path).get("provenance", {}).get("attempt", 0)
+        previous = load_code(code_path).provenance.get("attempt", 0)
         code_path, script_path = regenerate_code(
             run, design_art, stage_dir, feedback, len(repairs) + 1, previous + 1
         )
@@ -177,8 +187,7 @@ def repair_needed(run, record, design_art, code_path, stage_dir) -> tuple[str | 
             f"The simulation failed ({failure['kind']}): {failure['summary']}\n"
             f"Last lines of its log:\n{failure.get('log_tail', '')[-1500:]}"
         )
-    code = GeneratedCode.model_validate(read_json(code_path)["output"])
-    checks = checks_for(run, record, design_art, code, stage_dir / "run")
+    checks = checks_for(run, record, design_art, load_code(code_path).output, stage_dir / "run")
     failed = [c for c in checks["checks"] if c["status"] == "fail"]
     failed = deferred_to_convergence(run.config, failed)  # its rerun may excuse it
     if not failed:
@@ -212,13 +221,13 @@ def reuse_failed_run(kept: Path, script_path: Path, run_dir: Path) -> dict | Non
     recorded = kept / "result.json"
     if not recorded.is_file():
         return None
-    record = read_json(recorded)
-    if record.get("script_sha256") != sha256_file(script_path):
+    kept_result = load_result(recorded)
+    if kept_result.script_sha256 != sha256_file(script_path):
         return None
     if run_dir.exists():
         shutil.rmtree(run_dir)
     shutil.copytree(kept, run_dir, ignore=shutil.ignore_patterns("result.json"))
-    return {**record, "reused_from": str(kept)}
+    return {**kept_result.to_json(), "reused_from": str(kept)}
 
 
 def archive_run(run_dir: Path, kept: Path, record: dict) -> None:
@@ -229,7 +238,7 @@ def archive_run(run_dir: Path, kept: Path, record: dict) -> None:
         shutil.rmtree(kept)
     kept.parent.mkdir(parents=True, exist_ok=True)
     shutil.copytree(run_dir, kept)
-    atomic_write_json(kept / "result.json", record)
+    write_result(kept / "result.json", RunResult.model_validate(record))
 
 
 def regenerate_code(run, design_art, stage_dir: Path, feedback: str, n: int, first: int):
@@ -245,8 +254,8 @@ def regenerate_code(run, design_art, stage_dir: Path, feedback: str, n: int, fir
         gate_name=f"code_fix{n}",
     )
     code_path, script_path = stage_dir / f"code.fix{n}.json", stage_dir / f"simulation.fix{n}.py"
-    atomic_write_text(script_path, artifact["output"]["code"])
-    atomic_write_json(code_path, artifact)
+    atomic_write_text(script_path, artifact.output.code)
+    write_code(code_path, artifact)
     return code_path, script_path
 
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from reprolab.artifacts import load_result
 from reprolab.events import log_event
-from reprolab.fileio import read_json
 from reprolab.gates import consent, protocol
 
 DEFAULT_MAX_RESUBMITS = 2
@@ -112,8 +112,8 @@ def failed_run_reason(result_path) -> str | None:
     """Why the stage's last run failed, as the verdict and the report say it: the
     failure kind, the job and Slurm's (or the runner's) own words; None if it ran."""
     path = Path(result_path)
-    record = read_json(path) if path.is_file() else {}
-    failure = record.get("failure")
+    record = load_result(path) if path.is_file() else None
+    failure = record.failure if record else None
     if not failure:
         return None
-    return f"run failed: {failure['kind']} (job {record.get('job_id')}): {failure['summary']}"
+    return f"run failed: {failure['kind']} (job {record.job_id}): {failure['summary']}"

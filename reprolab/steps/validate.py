@@ -6,11 +6,22 @@ from __future__ import annotations
 from pathlib import Path
 
 from agents import execution_validator, physics_sanity
-from agents.code_generator import GeneratedCode
+from agents.execution_validator import ExecutionValidatorOutput
+from agents.physics_sanity import PhysicsSanityOutput
 from agents.runner import call_agent
-from reprolab.artifacts import code_that_ran, load_adaptations, load_plan, plan_stage
+from reprolab.artifacts import (
+    AgentArtifact,
+    RunValidation,
+    as_agent_artifact,
+    load_adaptations,
+    load_checks,
+    load_code,
+    load_plan,
+    load_result,
+    plan_stage,
+    write_validation,
+)
 from reprolab.events import log_event
-from reprolab.fileio import atomic_write_json, read_json
 from reprolab.physics import checks as checks_mod
 from reprolab.steps.blocking import passed_on_block
 
@@ -54,55 +65,61 @@ def validate_run(
 ) -> None:
     if passed_on_block(run, out, result_path):
         return
-    record, checks = read_json(result_path), read_json(checks_path)
-    code = GeneratedCode.model_validate(read_json(code_that_ran(record, code_json))["output"])
-    stage_id = checks["stage_id"]
+    ran, checks = load_result(result_path), load_checks(checks_path)
+    code = load_code(ran.code_that_ran(code_json)).output
+    stage_id = checks.stage_id
     stage = plan_stage(load_plan(plan_path), stage_id)
     adaptations = load_adaptations(adaptations_path)
-    execution = call_agent(
-        execution_validator.AGENT,
-        stage_id=stage_id,
-        attempt=1,
-        context=execution_validator.context(
-            {**record, "stage_id": stage_id}, code.expected_outputs, checks["checks"]
+    execution = as_agent_artifact(
+        AgentArtifact[ExecutionValidatorOutput],
+        call_agent(
+            execution_validator.AGENT,
+            stage_id=stage_id,
+            attempt=1,
+            context=execution_validator.context(
+                {**ran.to_json(), "stage_id": stage_id}, code.expected_outputs, checks.checks
+            ),
+            session=run.agents,
+            adaptations=adaptations,
         ),
-        session=run.agents,
-        adaptations=adaptations,
     )
-    physics = call_agent(
-        physics_sanity.AGENT,
-        stage_id=stage_id,
-        attempt=1,
-        context=physics_sanity.context(
-            stage.model_dump(),
-            run.paper.meta.domain,
-            code.code,
-            data_file_summaries(Path(result_path).parent / "run", code.expected_outputs),
-            checks["checks"],
+    physics = as_agent_artifact(
+        AgentArtifact[PhysicsSanityOutput],
+        call_agent(
+            physics_sanity.AGENT,
+            stage_id=stage_id,
+            attempt=1,
+            context=physics_sanity.context(
+                stage.model_dump(),
+                run.paper.meta.domain,
+                code.code,
+                data_file_summaries(Path(result_path).parent / "run", code.expected_outputs),
+                checks.checks,
+            ),
+            session=run.agents,
+            adaptations=adaptations,
         ),
-        session=run.agents,
-        adaptations=adaptations,
     )
-    agent_verdicts = [execution["output"]["verdict"], physics["output"]["verdict"]]
-    verdict = combined_verdict(checks["verdict"], agent_verdicts)
-    if checks["verdict"] == "fail" and "fail" not in agent_verdicts:
+    agent_verdicts = [execution.output.verdict, physics.output.verdict]
+    verdict = combined_verdict(checks.verdict, agent_verdicts)
+    if checks.verdict == "fail" and "fail" not in agent_verdicts:
         log_event(
             run.out_dir,
             "validation",
             f"{stage_id}: agents said {agent_verdicts} but deterministic checks failed; "
             "the failure stands",
         )
-    atomic_write_json(
+    write_validation(
         out,
-        {
-            "stage_id": stage_id,
-            "verdict": verdict,
-            "checks_verdict": checks["verdict"],
-            "recoverable": bool(execution["output"]["recoverable"]),
-            "fix_hint": execution["output"]["fix_hint"],
-            "backtrack_suggestion": physics["output"]["backtrack_suggestion"],
-            "execution": execution,
-            "physics": physics,
-        },
+        RunValidation(
+            stage_id=stage_id,
+            verdict=verdict,
+            checks_verdict=checks.verdict,
+            recoverable=execution.output.recoverable,
+            fix_hint=execution.output.fix_hint,
+            backtrack_suggestion=physics.output_json()["backtrack_suggestion"],
+            execution=execution,
+            physics=physics,
+        ),
     )
     log_event(run.out_dir, "validation", f"{stage_id}: run validation {verdict}")

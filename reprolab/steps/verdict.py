@@ -11,12 +11,29 @@ from agents import (
 from agents.common import StageType
 from agents.planner import PlanStage
 from agents.runner import call_agent
-from reprolab.artifacts import load_adaptations, load_plan, plan_stage, read_jsonl
-from reprolab.events import log_event
-from reprolab.fileio import (
-    atomic_write_json,
-    read_json,
+from agents.supervisor import SupervisorOutput
+from reprolab.artifacts import (
+    AgentArtifact,
+    RunResult,
+    RunValidation,
+    Verdict,
+    as_agent_artifact,
+    load_adaptations,
+    load_analysis,
+    load_checks,
+    load_code,
+    load_comparison,
+    load_plan,
+    load_result,
+    load_review,
+    load_validation,
+    load_verdict,
+    plan_stage,
+    read_jsonl,
+    write_verdict,
 )
+from reprolab.errors import InputFileError
+from reprolab.events import log_event
 from reprolab.gates import consent, protocol
 from reprolab.physics import claims
 from reprolab.physics import thresholds as th
@@ -37,19 +54,16 @@ STATUS_BY_CLASS = {
 
 
 def stage_status(
-    stage: PlanStage, checks: dict, comparison: dict, validation: dict | None = None
+    stage: PlanStage, checks: dict, comparison: dict, validation: RunValidation | None = None
 ) -> tuple[str, str]:
     """Decided in code: a hard check failure, a run the validators failed, or a
     FAILURE figure fails the stage."""
     if checks["verdict"] == "fail":
         failed = [c["name"] for c in checks["checks"] if c["status"] == "fail"]
         return "completed_failed", f"checks failed: {', '.join(failed)}"
-    if validation is not None and validation["verdict"] == "fail":
-        said = [
-            f"{k}: {validation[k]['output']['verdict']}"
-            for k in ("execution", "physics")
-            if validation[k]["output"]["verdict"] == "fail"
-        ]
+    if validation is not None and validation.verdict == "fail":
+        agents = {"execution": validation.execution, "physics": validation.physics}
+        said = [f"{k}: {a.output.verdict}" for k, a in agents.items() if a.output.verdict == "fail"]
         return "completed_failed", f"run validation failed ({', '.join(said)})"
     classes = {f["figure_id"]: f["classification"] for f in comparison["figures"]}
     missing = [f for f in stage.target_figures if f not in classes]
@@ -70,22 +84,25 @@ def revision_counts(stage_dir: Path) -> dict:
 def run_history(result_path: Path) -> dict:
     """What the supervisor hears about the run's repairs (`physics_stuck`: the physics
     failures reached their limit)."""
-    record = read_json(result_path) if result_path.is_file() else {}
+    record = load_result(result_path) if result_path.is_file() else RunResult()
     return {
-        "execution_failures": record.get("execution_failures", 0),
-        "physics_failures": record.get("physics_failures", 0),
-        "physics_stuck": record.get("physics_stuck", False),
+        "execution_failures": record.execution_failures,
+        "physics_failures": record.physics_failures,
+        "physics_stuck": record.physics_stuck,
     }
 
 
 def code_review_of(stage_dir: Path) -> dict | None:
     """The CodeReviewer's output on the code that ran (its backtrack suggestion counts)."""
+    from agents.code_reviewer import CodeReviewerOutput  # only for a stage that ran code
+
     try:
-        code = read_json(read_json(stage_dir / "result.json")["code_artifact"])
-        attempt = code["provenance"]["attempt"]
-        return read_json(stage_dir / f"code_review.r{attempt}.json")["output"]
-    except (OSError, ValueError, KeyError, TypeError):
+        ran = load_result(stage_dir / "result.json").code_artifact
+        attempt = load_code(ran).provenance["attempt"] if ran else None
+        review = load_review(stage_dir / f"code_review.r{attempt}.json", CodeReviewerOutput)
+    except (InputFileError, KeyError):
         return None
+    return review.output_json()
 
 
 def stage_verdict(
@@ -105,20 +122,23 @@ def stage_verdict(
     if blocked:
         write_blocked_verdict(run, blocked, out_verdict)
         return
-    comparison = read_json(comparison_path)
-    checks = read_json(checks_path)
-    validation = read_json(validation_path)
-    analysis = read_json(analysis_path)
-    stage = plan_stage(plan, comparison["stage_id"])
+    comparison = load_comparison(comparison_path)
+    analysis = load_analysis(analysis_path)
+    stage = plan_stage(plan, comparison.stage_id)
     # The convergence rerun's result is judged with the checks (it may excuse a resolution).
-    checks, validation, converged = judged_with_convergence(checks, validation, convergence_path)
-    status, reason = stage_status(stage, checks, comparison, validation)
+    checks, judged, converged = judged_with_convergence(
+        load_checks(checks_path).to_json(),
+        load_validation(validation_path).to_json(),
+        convergence_path,
+    )
+    validation = RunValidation.model_validate(judged)
+    status, reason = stage_status(stage, checks, comparison.to_json(), validation)
     reason = f"{reason}; {converged}" if converged else reason
     ran = run_failures.failed_run_reason(Path(checks_path).with_name("result.json"))
     if ran and status == "completed_failed":
         reason = f"{ran}; {reason}"  # the cause first: the checks only saw its effects
     found = backtracks.suggestions(
-        validation, analysis["output"], code_review_of(Path(out_verdict).parent)
+        validation.to_json(), analysis.output_json(), code_review_of(Path(out_verdict).parent)
     )
     artifact = ask_supervisor(
         run,
@@ -132,12 +152,13 @@ def stage_verdict(
         out_verdict,
         found,
     )
-    said = claims.audit_supervisor(artifact["output"], comparison, status)["sections"][0]
-    acted = act_on_supervisor(run, plan, stage, status, reason, artifact["output"], found, said)
-    write_verdict(run, stage, out_verdict, artifact, said, found, acted)
+    output = artifact.output_json()  # what the audit, the gates and the backtrack read
+    said = claims.audit_supervisor(output, comparison.to_json(), status)["sections"][0]
+    acted = act_on_supervisor(run, plan, stage, status, reason, output, found, said)
+    record_verdict(run, stage, out_verdict, artifact, said, found, acted)
 
 
-def write_verdict(run, stage, out_verdict, artifact, said, found, acted) -> None:
+def record_verdict(run, stage, out_verdict, artifact, said, found, acted) -> None:
     """verdict.json: the code's status, what the supervisor said and how code checked and
     acted on it (its words' check, the agents' suggestions, an end or a new priority)."""
     if said["status"] == "contradicted":
@@ -147,19 +168,19 @@ def write_verdict(run, stage, out_verdict, artifact, said, found, acted) -> None
             f"{stage.stage_id}: the supervisor's feedback contradicts the code "
             f"({'; '.join(said['details'])}); the report strikes it",
         )
-    atomic_write_json(
+    write_verdict(
         out_verdict,
-        {
-            "stage_id": stage.stage_id,
-            "status": acted["status"],
-            "reason": acted["reason"],
-            "supervisor_verdict": acted["verdict"],
-            "supervisor": artifact,
-            "supervisor_check": {"status": said["status"], "details": said["details"]},
-            "backtrack_suggestions": found,
-            "user_note": acted["user_note"],
+        Verdict(
+            stage_id=stage.stage_id,
+            status=acted["status"],
+            reason=acted["reason"],
+            supervisor_verdict=acted["verdict"],
+            supervisor=artifact.to_json(),
+            supervisor_check={"status": said["status"], "details": said["details"]},
+            backtrack_suggestions=found,
+            user_note=acted["user_note"],
             **{k: acted[k] for k in ("paper_end", "priority") if acted.get(k)},
-        },
+        ),
     )
     log_event(run.out_dir, "verdict", f"{stage.stage_id}: {acted['status']} ({acted['reason']})")
 
@@ -167,14 +188,11 @@ def write_verdict(run, stage, out_verdict, artifact, said, found, acted) -> None
 def write_blocked_verdict(run, blocked: dict, out_verdict) -> None:
     """A blocked stage's verdict says why it did not run; no supervisor is asked."""
     reason = blocked["blocked"]["reason"]
-    atomic_write_json(
+    write_verdict(
         out_verdict,
-        {
-            "stage_id": blocked["stage_id"],
-            "status": "blocked",
-            "reason": reason,
-            "supervisor_verdict": None,
-        },
+        Verdict(
+            stage_id=blocked["stage_id"], status="blocked", reason=reason, supervisor_verdict=None
+        ),
     )
     log_event(run.out_dir, "verdict", f"{blocked['stage_id']}: blocked ({reason})")
 
@@ -190,15 +208,15 @@ def ask_supervisor(
     adaptations_path,
     out_verdict,
     found=(),
-) -> dict:
+) -> AgentArtifact[SupervisorOutput]:
     """The Supervisor's call, with what code decided and the stage's history."""
     # Other stages only: a rerun must not see this stage's previous verdict.
     progress = [
-        {"stage_id": v["stage_id"], "status": v["status"]}
-        for v in map(read_json, sorted((run.out_dir / "stages").glob("*/verdict.json")))
-        if v["stage_id"] != stage.stage_id
+        {"stage_id": v.stage_id, "status": v.status}
+        for v in map(load_verdict, sorted((run.out_dir / "stages").glob("*/verdict.json")))
+        if v.stage_id != stage.stage_id
     ]
-    return call_agent(
+    answer = call_agent(
         supervisor.AGENT,
         stage_id=stage.stage_id,
         attempt=1,
@@ -208,15 +226,15 @@ def ask_supervisor(
                 "stage_id": stage.stage_id,
                 "status": decided["status"],
                 "reason": decided["reason"],
-                "run_validation": validation["verdict"],
-                "analysis_check": analysis.get("comparison_check"),
+                "run_validation": validation.verdict,
+                "analysis_check": analysis.comparison_check,
                 **run_history(Path(decided["checks_path"]).parent / "result.json"),
             },
-            analysis["output"],
+            analysis.output_json(),
             progress,
             figure_comparisons=[
                 {"figure_id": f["figure_id"], "classification": f["classification"]}
-                for f in comparison["figures"]
+                for f in comparison.figures
             ],
             revision_counts=revision_counts(Path(out_verdict).parent),
             backtrack_suggestions=list(found),
@@ -225,6 +243,7 @@ def ask_supervisor(
         session=run.agents,
         adaptations=load_adaptations(adaptations_path),
     )
+    return as_agent_artifact(AgentArtifact[SupervisorOutput], answer)
 
 
 def act_on_supervisor(
@@ -238,12 +257,12 @@ def act_on_supervisor(
     acted = {"user_note": None}
     eligibility.clear_paper_end(run.out_dir, stage.stage_id)  # judged again: its own end too
     previous = progress_by_time(run.out_dir, stage.stage_id)
-    if status == "completed_failed" and previous and previous[-1]["status"] == status:
+    if status == "completed_failed" and previous and previous[-1].status == status:
         log_event(
             run.out_dir,
             "supervisor",
             f"{stage.stage_id}: second consecutive stage failure (after "
-            f"{previous[-1]['stage_id']}); replanning (supervisor said {verdict})",
+            f"{previous[-1].stage_id}); replanning (supervisor said {verdict})",
         )
         verdict = "replan_needed"
     material = stage.stage_type == StageType.MATERIAL_VALIDATION
@@ -335,7 +354,7 @@ def contradicted_note(said: dict | None) -> str:
     return f" [CONTRADICTED by the code: {'; '.join(said['details'])}]"
 
 
-def progress_by_time(out_dir: Path, stage_id: str) -> list[dict]:
+def progress_by_time(out_dir: Path, stage_id: str) -> list[Verdict]:
     """Other stages' verdicts in the order they were written."""
     paths = [p for p in (out_dir / "stages").glob("*/verdict.json") if p.parent.name != stage_id]
-    return [read_json(p) for p in sorted(paths, key=lambda p: p.stat().st_mtime_ns)]
+    return [load_verdict(p) for p in sorted(paths, key=lambda p: p.stat().st_mtime_ns)]

@@ -67,7 +67,7 @@ def fix_loop(run, stage_dir):
         reviewer=code_reviewer.AGENT,
         limit=3,
         author_context=lambda fb: code_generator.context({"stage_id": STAGE}, [], fb),
-        reviewer_context=lambda out: code_reviewer.context({}, out["code"], []),
+        reviewer_context=lambda art: code_reviewer.context({}, art.output.code, []),
         code_problems=lambda out: [],
         name="code",
         feedback="The simulation failed (out_of_memory)",
@@ -82,7 +82,7 @@ def test_an_identical_fix_is_refused_and_the_generator_re_asked(setup, same):
     with FakeLLMServer(script) as server:
         run, stage_dir = setup(server)
         artifact = fix_loop(run, stage_dir)
-    assert artifact["output"]["code"] == FIXED
+    assert artifact.output.code == FIXED
     calls = [r["headers"]["x-reprolab-call"].split("/", 2)[2] for r in server.requests]
     # The duplicate never reached the reviewer (nor a run): generator, generator, reviewer.
     assert calls == ["code_generator/a2", "code_generator/a3", "code_reviewer/a3"]

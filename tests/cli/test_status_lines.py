@@ -5,12 +5,22 @@ is invalidated."""
 import json
 import os
 
+import yaml
+
 from reprolab.cli import control
+from tests.conftest import EXAMPLE
 
 
 def write(path, data):
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data) if not isinstance(data, str) else data)
+
+
+def plan_with(stages: list[dict]) -> dict:
+    """The example's recorded plan with these stages (their other fields its first's)."""
+    plan = yaml.safe_load((EXAMPLE / "recordings/paper/planner.a1.yaml").read_text())["output"]
+    plan["stages"] = [{**plan["stages"][0], **s} for s in stages]
+    return {"output": plan}
 
 
 def test_status_shows_failed_steps_and_stages_behind_an_invalidated_one(tmp_path):
@@ -21,7 +31,7 @@ def test_status_shows_failed_steps_and_stages_behind_an_invalidated_one(tmp_path
         {"stage_id": "stage2_a", "dependencies": ["stage1_s"]},
         {"stage_id": "stage3_w", "dependencies": ["stage0_m"]},
     ]
-    write(out / "plan.json", {"output": {"stages": stages}})
+    write(out / "plan.json", plan_with(stages))
     for s in stages:
         v = {"stage_id": s["stage_id"], "status": "completed_success", "reason": "ok"}
         write(out / "stages" / s["stage_id"] / "verdict.json", v)

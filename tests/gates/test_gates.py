@@ -6,6 +6,7 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
+from reprolab.artifacts import DesignArtifact
 from reprolab.errors import GateError, InputFileError
 from reprolab.fileio import read_model
 from reprolab.gates import protocol
@@ -23,14 +24,15 @@ def ask(run, artifact):
 
 def test_edit_replaces_the_attempt_and_bad_edits_are_refused(tmp_path):
     recording = EXAMPLE / "recordings" / STAGE / "simulation_designer.a2.yaml"
-    artifact = {"output": yaml.safe_load(recording.read_text())["output"], "provenance": {}}
+    output = yaml.safe_load(recording.read_text())["output"]
+    artifact = DesignArtifact.model_validate({"output": output, "provenance": {}})
     run = SimpleNamespace(paper_id="p", out_dir=tmp_path, gate_wait_s=0)
     with pytest.raises(GateError, match="WAITING FOR YOU: revision limit"):
         ask(run, artifact)
     request = json.loads((tmp_path / f"gates/{STAGE}.design_limit.request.json").read_text())
     answer = tmp_path / f"gates/{STAGE}.design_limit.json"
     bound = {k: request[k] for k in ("paper_id", "gate_id", "nonce")}  # this gate, this asking
-    edited = dict(artifact["output"], summary="my own design")
+    edited = dict(output, summary="my own design")
     bad = {k: v for k, v in edited.items() if k != "resolution"}
     answer.write_text(
         json.dumps({"action": "edit", "sha256": request["sha256"], "revised_data": bad, **bound})
@@ -42,9 +44,9 @@ def test_edit_replaces_the_attempt_and_bad_edits_are_refused(tmp_path):
         json.dumps({"action": "edit", "sha256": request["sha256"], "revised_data": edited, **bound})
     )
     result = ask(run, artifact)
-    assert result["output"]["summary"] == "my own design"
-    assert result["provenance"]["source"] == "user_edit"
-    assert result["provenance"]["edited_from_sha256"] == request["sha256"]
+    assert result.output.summary == "my own design"
+    assert result.provenance["source"] == "user_edit"
+    assert result.provenance["edited_from_sha256"] == request["sha256"]
     assert protocol.pending_gates(tmp_path) == []
     log = json.loads((tmp_path / "user_interactions.jsonl").read_text().splitlines()[-1])
     assert log["interaction_type"] == "revision_limit"

@@ -7,8 +7,16 @@ the cores it was given (local_cap). Checked on the session's finished example ru
 runtime and the ranks MPI itself reported (.mpi.json)."""
 
 import json
+from pathlib import Path
+
+import yaml
 
 from reprolab.jobs.stage_run import declared_cores, local_cap
+
+STAGE3 = (
+    Path(__file__).resolve().parents[1]
+    / "examples/papers/silica_bragg_2026/recordings/stage3_pairs_sweep"
+)
 
 CORES = 2  # tests/test_pipeline.snakemake_cmd runs every example with --cores 2
 
@@ -41,9 +49,10 @@ def test_simulations_never_run_more_ranks_than_cores(offline_example_run):
 
 
 def design(tmp_path, ranks: int, points: int = 0):
-    body = {"performance_estimate": {"mpi_ranks": ranks, "runtime_seconds": 5, "memory_mb": 100}}
-    if points:
-        body["sweep"] = {"parameter": "n", "values": list(range(points))}
+    """A valid design.json (the example's sweep stage) with these ranks and points."""
+    body = yaml.safe_load((STAGE3 / "simulation_designer.a1.yaml").read_text())["output"]
+    body["performance_estimate"] = {"mpi_ranks": ranks, "runtime_seconds": 5, "memory_mb": 100}
+    body["sweep"] = {"parameter": "n", "values": list(range(points))} if points else None
     path = tmp_path / "design.json"
     path.write_text(json.dumps({"output": body}))
     return path

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from snakemake.exceptions import IncompleteCheckpointException
 
-from reprolab.artifacts import plan_rerun_note
+from reprolab.artifacts import load_design, load_plan, plan_rerun_note
 from reprolab.steps.eligibility import HIERARCHY, priority_of
 from reprolab.errors import ReproLabError
 from reprolab.fileio import lock_outputs_dir
@@ -70,12 +70,12 @@ def get_paper_text(wildcards):
 def stage_figures(wildcards):
     """The figures this stage reproduces: the plan's target figures, and those its
     design compares once the design exists."""
-    figures = set(find_stage(wildcards)["target_figures"])
+    figures = set(find_stage(wildcards).target_figures)
     design = Path(stage_file(wildcards, wildcards.stage, "design.json"))
     if design.is_file():
-        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
-            output = cached_json(design)["output"]
-            figures |= {fo["figure_id"] for fo in output.get("figure_outputs") or []}
+        with contextlib.suppress(OSError, ReproLabError):  # blocked, or being rewritten
+            output = cached(load_design, design).output
+            figures |= {fo.figure_id for fo in output.figure_outputs}
     known = {f.figure_id for f in paper_of(wildcards).meta.figures}
     return sorted(figures & known)
 
@@ -150,19 +150,34 @@ ADAPTATIONS_KEPT = ancient(f"{PAPER_OUT}/prompt_adaptations.json")
 
 def stage_inputs_value(wildcards):
     """What a stage's design reads of the plan and the prompt adaptations: its own
-    plan entry and the adaptations' content (not their provenance or times)."""
+    plan entry (as plan.json holds it) and the adaptations' content (not their
+    provenance or times)."""
     path = f"{OUT}/{wildcards.paper}/prompt_adaptations.json"
     adaptations = {k: v for k, v in cached_json(path).items() if k != "provenance"}
-    return {"stage": find_stage(wildcards), "adaptations": adaptations}
+    stage = find_stage(wildcards).model_dump(mode="json", exclude_unset=True)
+    return {"stage": stage, "adaptations": adaptations}
+
+
+READ = {}
+
+
+def cached(load, path):
+    """An artifact's reader (reprolab.artifacts), once per version of its file: input
+    functions ask for the plan hundreds of times per paper."""
+    st = os.stat(path)
+    key = (load.__name__, str(path), st.st_mtime_ns, st.st_size)
+    if key not in READ:
+        READ[key] = load(path)
+    return READ[key]
 
 
 def plan_stages(wildcards):
-    return cached_json(get_plan(wildcards))["output"]["stages"]
+    return cached(load_plan, get_plan(wildcards)).stages
 
 
 def find_stage(wildcards):
     for stage in plan_stages(wildcards):
-        if stage["stage_id"] == wildcards.stage:
+        if stage.stage_id == wildcards.stage:
             return stage
     raise ValueError(
         f"stage '{wildcards.stage}' is not in the plan of paper '{wildcards.paper}'"
@@ -193,20 +208,19 @@ def get_design_inputs(wildcards):
         # design job for a newer design.json of another stage by mtime alone.
         "deps": [
             ancient(stage_file(wildcards, dep, "verdict.json"))
-            for dep in stage["dependencies"]
+            for dep in stage.dependencies
         ],
         "dep_code": [
-            stage_file(wildcards, dep, "code.json") for dep in stage["dependencies"]
+            stage_file(wildcards, dep, "code.json") for dep in stage.dependencies
         ],
     }
-    if stage["stage_type"] != "MATERIAL_VALIDATION":
+    if stage.stage_type != "MATERIAL_VALIDATION":
         inputs["validated"] = f"{OUT}/{wildcards.paper}/validated_materials.json"
     # The validation hierarchy (reprolab.steps.eligibility): lower levels' verdicts are edges too.
     lower = [
-        s["stage_id"]
+        s.stage_id
         for s in plan_stages(wildcards)
-        if s["stage_type"] in HIERARCHY[stage["stage_type"]]
-        and s["stage_id"] != wildcards.stage
+        if s.stage_type in HIERARCHY[stage.stage_type] and s.stage_id != wildcards.stage
     ]
     inputs["hierarchy"] = [
         ancient(stage_file(wildcards, s, "verdict.json")) for s in lower
@@ -224,7 +238,7 @@ def get_stage0_for_gate(wildcards):
     """What the material gate waits for: stage 0's verdict orders it (a re-judged or
     re-simulated stage 0 does not ask again); stage 0's code, rewritten when stage 0 is
     redone (a new design), reruns it, and a changed payload then asks again."""
-    stage0 = plan_stages(wildcards)[0]["stage_id"]
+    stage0 = plan_stages(wildcards)[0].stage_id
     return {
         "stage0": ancient(stage_file(wildcards, stage0, "verdict.json")),
         "stage0_code": stage_file(wildcards, stage0, "code.json"),
@@ -240,7 +254,7 @@ def get_gate_decision(wildcards):
 
 
 def get_report_inputs(wildcards):
-    stages = [s["stage_id"] for s in plan_stages(wildcards)]
+    stages = [s.stage_id for s in plan_stages(wildcards)]
     return {
         "plan": get_plan(wildcards),
         "paper": get_paper_files(wildcards),
@@ -252,16 +266,16 @@ def get_report_inputs(wildcards):
         "designs": [stage_file(wildcards, s, "design.json") for s in stages],
         "checks": [stage_file(wildcards, s, "checks.json") for s in stages],
         "convergence": [
-            stage_file(wildcards, s["stage_id"], "convergence.json")
+            stage_file(wildcards, s.stage_id, "convergence.json")
             for s in plan_stages(wildcards)
-            if CONVERGENCE and s["stage_type"] != "MATERIAL_VALIDATION"
+            if CONVERGENCE and s.stage_type != "MATERIAL_VALIDATION"
         ],
     }
 
 
 def get_debug_inputs(wildcards):
     """Stage 0 and the first simulation stage only (quick-check mode)."""
-    stages = [s["stage_id"] for s in plan_stages(wildcards)][:2]
+    stages = [s.stage_id for s in plan_stages(wildcards)][:2]
     return {
         "plan": get_plan(wildcards),
         "validated": f"{OUT}/{wildcards.paper}/validated_materials.json",
@@ -315,6 +329,6 @@ def write_partial_reports_on_error(argv):
 def get_stage_convergence(wildcards):
     """The stage's convergence.json for its verdict (checks.convergence not false; no
     material stage): an under-resolved run stands only if its rerun converged."""
-    if not CONVERGENCE or find_stage(wildcards)["stage_type"] == "MATERIAL_VALIDATION":
+    if not CONVERGENCE or find_stage(wildcards).stage_type == "MATERIAL_VALIDATION":
         return []
     return stage_file(wildcards, wildcards.stage, "convergence.json")
