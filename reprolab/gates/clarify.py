@@ -10,14 +10,11 @@ into one gate: approve keeps every proposed answer, edit gives answers
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any, Protocol, TypeVar
 
 from reprolab.errors import GateError
 from reprolab.events import log_event
 from reprolab.gates import consent, protocol
-
-if TYPE_CHECKING:
-    from reprolab.artifacts import AgentArtifact
 
 KIND = protocol.GateKind.CLARIFICATION
 ASK_BELOW_CONFIDENCE = 0.6
@@ -35,9 +32,19 @@ def worth_asking(questions: list[dict], answered: set[str]) -> list[dict]:
 MAX_ROUNDS = 3  # question rounds per agent output before its last answer stands
 
 
-def settle(
-    run, scope: str, agent: str, artifact: AgentArtifact, ask_again, answers: list[dict]
-) -> AgentArtifact:
+class AskingArtifact(Protocol):
+    """What settling questions reads of an agent's artifact (`reprolab.artifacts`
+    sits above the gates, so its model is described here, not imported)."""
+
+    output: Any  # the agent's output model, with its `questions`
+    provenance: dict[str, Any]
+    user_answers: list[dict]
+
+
+A = TypeVar("A", bound=AskingArtifact)
+
+
+def settle(run, scope: str, agent: str, artifact: A, ask_again, answers: list[dict]) -> A:
     """The agent's final artifact once its questions worth a gate are answered.
 
     `ask_again(attempt)` calls the agent again (it reads `answers`, which this extends

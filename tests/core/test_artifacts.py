@@ -13,7 +13,7 @@ from agents.code_reviewer import CodeReviewerOutput
 from reprolab import artifacts
 from reprolab.errors import InputFileError
 
-REC = Path(__file__).resolve().parents[1] / "examples/papers/silica_bragg_2026/recordings"
+REC = Path(__file__).resolve().parents[2] / "examples/papers/silica_bragg_2026/recordings"
 STAGE = "stage3_pairs_sweep"
 
 
