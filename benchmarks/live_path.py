@@ -24,7 +24,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.fake_llm import FakeLLMServer, FromRecordings, PromptCache  # noqa: E402
+from tests.support.fake_llm import FakeLLMServer, FromRecordings, PromptCache  # noqa: E402
 
 EXAMPLE = REPO / "examples" / "papers" / "silica_bragg_2026"
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))

@@ -139,7 +139,7 @@ LOCAL_SWEEP = {"executor": "local", "max_mpi_ranks": 2, "max_concurrent_jobs": 8
 SLURM_SWEEP = {
     "executor": "slurm",
     "mpi_launcher": "srun --mpi=pmix -n {ranks}",
-    "max_concurrent_jobs": 2,  # the one node's 2 CPUs, as tests/test_slurm_faults.py
+    "max_concurrent_jobs": 2,  # the one node's 2 CPUs, as tests/slurm/test_slurm_faults.py
     "job_name": "reprolab-overhead-sweep",
 }
 

@@ -7,7 +7,7 @@ it was judged under and the Meep wall seconds of its run and of its convergence 
 A second pass judges every case under `checks.convergence: auto` (the pipeline's default)
 to show what the default policy reruns and what it costs. Run:
 `.venv/bin/python benchmarks/planted.py` (a few minutes). A measurement, not a test
-(tests/test_planted_failures.py asserts the counts of the first pass).
+(tests/physics/test_planted_failures.py asserts the counts of the first pass).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the corpus lives in tests/
-from tests.planted import corpus  # noqa: E402
+from tests.support.planted import corpus  # noqa: E402
 
 OUT = Path(__file__).parent / "results"
 

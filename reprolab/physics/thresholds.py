@@ -159,7 +159,7 @@ CONVERGENCE_HEIGHT = _convergence_limit(_BANDS["feature_height_rel"])
 # A key value (headline number) read off the curve, relative (KEY_VALUE).
 CONVERGENCE_KEY_VALUE = _convergence_limit(KEY_VALUE)
 # A Harminv Q, relative (feature_width_rel: linewidth, hence Q). Measured on Meep's ring
-# (tests/planted, 10 px/a, 150 time units of Harminv): the Q 1293 mode moves 6.2 % at 2x
+# (tests/support/planted, 10 px/a, 150 time units of Harminv): the Q 1293 mode moves 6.2 % at 2x
 # resolution and 0.7 % at 2x PML (2 a -> 4 a: warn, pass); with a 0.35 a PML it moves
 # 148 % when the PML doubles (fail).
 CONVERGENCE_Q = _convergence_limit(_BANDS["feature_width_rel"])
@@ -183,7 +183,7 @@ PPW_AS_BUILT = CheckLimit(fail=12.0, warn=15.0)
 # built: fail under this (warn under PML_MIN_WAVELENGTHS). Meep's own tutorials run
 # 0.15 λ (waveguide bend) and 0.3 λ (ring resonator). A thin PML's reflection feeds a
 # resonance and biases Q high, so Harminv runs need PML_RESONANCE_WAVELENGTHS: measured
-# on Meep's ring (tests/planted, 10 px/a), Q of the 0.175 c/a mode 1375 / 1299 / 1293 /
+# on Meep's ring (tests/support/planted, 10 px/a), Q of the 0.175 c/a mode 1375 / 1299 / 1293 /
 # 1284 with PML 0.075 / 0.15 / 0.3 / 0.6 λ (7 % / 1.1 % / 0.7 % above the thickest).
 PML_FAIL_WAVELENGTHS = 0.1
 PML_RESONANCE_WAVELENGTHS = 0.25

@@ -14,7 +14,7 @@ import yaml
 from reprolab.jobs.stage_run import declared_cores, local_cap
 
 STAGE3 = (
-    Path(__file__).resolve().parents[1]
+    Path(__file__).resolve().parents[2]
     / "examples/papers/silica_bragg_2026/recordings/stage3_pairs_sweep"
 )
 
