@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import checkout
 from tests.support.pipeline import EXAMPLE, REPO, snakemake
 
 sys.path.insert(0, str(REPO))
@@ -55,24 +56,12 @@ _STARTED: list[float] = []
 _TREE_BEFORE: list[set[str]] = []
 
 
-def tree_changes() -> set[str] | None:
-    """`git status --porcelain` of the checkout (None outside a git checkout)."""
-    import subprocess
-
-    done = subprocess.run(
-        ["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=all"],
-        capture_output=True,
-        text=True,
-    )
-    return set(done.stdout.splitlines()) if done.returncode == 0 else None
-
-
 def pytest_sessionstart(session):
     import time
 
     _STARTED.append(time.time())
     if not hasattr(session.config, "workerinput"):
-        _TREE_BEFORE.append(tree_changes())
+        _TREE_BEFORE.append(checkout.status(REPO))
 
 
 def pytest_runtest_logreport(report):
@@ -91,10 +80,10 @@ def pytest_sessionfinish(session, exitstatus):
 
     if hasattr(session.config, "workerinput"):
         return  # an xdist worker: the controller hears every test's report and writes
-    before, after = (_TREE_BEFORE or [None])[0], tree_changes()
-    if before is not None and after is not None and after - before:
-        written = "\n  ".join(sorted(after - before))
-        print(f"\nthe tests wrote into the checkout (no test may):\n  {written}")
+    written = checkout.written((_TREE_BEFORE or [None])[0], checkout.status(REPO))
+    if written:
+        listed = "\n  ".join(written)
+        print(f"\nthe tests wrote into the checkout (no test may):\n  {listed}")
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
     if not _STARTED or not _whole_suite(session.config) or not _DURATIONS:
         return

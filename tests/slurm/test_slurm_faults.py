@@ -30,6 +30,7 @@ import yaml
 from reprolab.jobs import submit
 from tests.support.builders import copy_paper
 from tests.support.pipeline import EXAMPLE, REPO, SNAKEMAKE
+from tests.support.slurm import scontrol_job
 
 pytestmark = [pytest.mark.slurm, pytest.mark.usefixtures("slurm_cluster")]
 PAPER = "silica_bragg_2026"
@@ -71,15 +72,7 @@ def write_config(wd: Path, paper_dir: Path) -> None:
 
 def jobs_of(wd: Path) -> list[dict]:
     """Every Slurm job (array tasks included) whose log lies under this run's folder."""
-    listing = subprocess.run(
-        ["scontrol", "show", "jobs", "-o"], capture_output=True, text=True, check=True
-    ).stdout
-    found = []
-    for line in listing.splitlines():
-        fields = dict(t.split("=", 1) for t in line.split() if "=" in t)
-        if fields.get("StdOut", "").startswith(str(wd)):
-            found.append(fields)
-    return found
+    return [fields for fields in scontrol_job() if fields.get("StdOut", "").startswith(str(wd))]
 
 
 def submitted_job(fields: dict) -> str:

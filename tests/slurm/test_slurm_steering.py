@@ -50,15 +50,7 @@ def paper_settings(tmp_path: Path, **simulation):
 
 
 def jobs_named(name: str) -> list[dict]:
-    listing = subprocess.run(
-        ["scontrol", "show", "jobs", "-o"], capture_output=True, text=True, check=True
-    ).stdout
-    found = []
-    for line in listing.splitlines():
-        fields = dict(t.split("=", 1) for t in line.split() if "=" in t)
-        if fields.get("JobName") == name:
-            found.append(fields)
-    return found
+    return [fields for fields in scontrol_job() if fields.get("JobName") == name]
 
 
 def test_a_job_cancelled_from_outside_is_resubmitted_and_completes(tmp_path):

@@ -26,6 +26,7 @@ from reprolab.settings import SLURM_LAUNCHER, apply_executor, paper_run, simulat
 from reprolab.smk import driver_command
 from reprolab.steps import run as run_step
 from reprolab.steps import run_failures
+from tests.support.builders import minimal_design
 from tests.support.pipeline import EXAMPLE, REPO
 
 PAPER = "silica_bragg_2026"
@@ -164,19 +165,11 @@ def test_a_run_over_its_time_limit_opens_a_gate_and_reruns_with_twice_the_time(t
     script = tmp_path / "simulation.py"
     script.write_text("import time\nprint('running', flush=True)\ntime.sleep(60)\n")
     design = SimulationDesign.model_validate(
-        {
-            "stage_id": stage_id,
-            "summary": "a sleeper over its time",
-            "dimensions": 1,
-            "unit_length_um": 1.0,
-            "resolution": 10,
-            "pml_thickness": 1.0,
-            "source_fcen": 1.0,
-            "source_fwidth": 0.5,
-            "geometry": "none",
-            "output_specifications": [{"file": "out.csv", "columns": ["x"], "description": "x"}],
-            "performance_estimate": {"runtime_seconds": 1, "memory_mb": 100, "mpi_ranks": 1},
-        }
+        minimal_design(
+            stage_id,
+            summary="a sleeper over its time",
+            performance_estimate={"runtime_seconds": 1, "memory_mb": 100, "mpi_ranks": 1},
+        )
     )
     stage = SimpleNamespace(runtime_budget_minutes=0.05)  # 3 s
 

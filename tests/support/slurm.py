@@ -28,12 +28,13 @@ def slurm_cluster():
     subprocess.run(["bash", str(REPO / "scripts/slurm_down.sh"), state, user], timeout=120)
 
 
-def scontrol_job(job_id: str) -> dict:
+def scontrol_job(job_id: str = "") -> list[dict]:
+    """`scontrol show job -o [job_id]` as one field dict per job (array tasks included);
+    every job the cluster knows when no id is given."""
     out = subprocess.run(
-        ["scontrol", "show", "job", "-o", job_id], capture_output=True, text=True, check=True
+        ["scontrol", "show", "job", "-o", *([job_id] if job_id else [])],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
-    records = []
-    for line in out.splitlines():
-        fields = dict(t.split("=", 1) for t in line.split() if "=" in t)
-        records.append(fields)
-    return records
+    return [dict(t.split("=", 1) for t in line.split() if "=" in t) for line in out.splitlines()]

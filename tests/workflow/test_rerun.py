@@ -11,8 +11,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -20,10 +18,9 @@ import pytest
 import yaml
 
 from reprolab.steps.eligibility import HIERARCHY
-from tests.support.pipeline import EXAMPLE, REPO
+from tests.support.pipeline import EXAMPLE, snakemake
 
 pytestmark = pytest.mark.pipeline
-SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 PAPER = "silica_bragg_2026"
 S0, S1, S2, S3 = (
     "stage0_material_validation",
@@ -44,23 +41,6 @@ WHOLE_STAGE = ("design", "generate_code", *AFTER_CODE)
 # The convergence step reads the figure's x grid: a changed digitized value recompares
 # (its rerun, if any, is kept: the script did not change).
 JUDGE = ("compare_figures", "analyze", "stage_verdict", "convergence")
-
-
-def snakemake(wd: Path, *extra: str) -> subprocess.CompletedProcess:
-    cmd = [
-        SNAKEMAKE,
-        "--snakefile",
-        str(REPO / "Snakefile"),
-        "--directory",
-        str(wd),
-        "--configfile",
-        str(wd / "config.yaml"),
-        "--cores",
-        "2",
-        "--keep-going",
-        *extra,
-    ]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=900)
 
 
 def write_config(wd: Path, **simulation) -> None:
