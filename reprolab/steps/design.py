@@ -49,6 +49,7 @@ def design_problems(design: SimulationDesign, stage: PlanStage, run: PaperRun, m
     for mid in design.materials:
         if mid not in known:
             problems.append(f"material '{mid}' is not available (valid: {sorted(known)})")
+    problems += mode_result_problems(design, stage, run)
     outputs = {o.file: o for o in design.output_specifications}
     covered = set()
     for fo in design.figure_outputs:
@@ -86,9 +87,35 @@ def design_problems(design: SimulationDesign, stage: PlanStage, run: PaperRun, m
                     )
         covered.add((fo.figure_id, fo.curve_id))
     for fig_id in stage.target_figures:
+        if fig_id in design.mode_results or _is_table(run, fig_id):
+            continue  # compared from the run's Harminv modes: no curve output needed
         for curve in run.paper.figure(fig_id).curves:
             if (fig_id, curve.curve_id) not in covered:
                 problems.append(f"no output reproduces {fig_id} curve '{curve.curve_id}'")
+    return problems
+
+
+def _is_table(run: PaperRun, result_id: str) -> bool:
+    """A paper's table (not a figure); a paper format without tables has none."""
+    is_table = getattr(getattr(run, "paper", None), "is_table", None)
+    return bool(is_table and is_table(result_id))
+
+
+def mode_result_problems(design: SimulationDesign, stage: PlanStage, run: PaperRun) -> list:
+    """`mode_results` are among the stage's targets; a target table is measured from
+    Harminv modes, so it must be one of them."""
+    problems = [
+        f"mode_results: '{rid}' is not a target of this stage (targets: {stage.target_figures})"
+        for rid in design.mode_results
+        if rid not in stage.target_figures
+    ]
+    problems += [
+        f"target table '{rid}' is compared from Harminv modes: list it in mode_results"
+        for rid in stage.target_figures
+        if _is_table(run, rid) and rid not in design.mode_results
+    ]
+    if design.mode_results and not design.runs_simulation:
+        problems.append("mode_results need a simulation (runs_simulation: false measures none)")
     return problems
 
 
