@@ -54,7 +54,7 @@ def test_every_k_point_of_run_k_points_is_recorded(runs):
     assert sim["coordinates"] == "cartesian" and sim["boundary_layers"] == []
     assert sim["bloch_axes"] == ["x", "y"] and sim["metallic_axes"] == []
     at_x = [m["freq"] for m in sim["runs"][1]["harminv"][0]["modes"]]
-    # the first TM band at X of this lattice: 0.275 (0.2749 at 20 px/a)
+    # the first TM band at X of this lattice: 0.275 (0.2748 at 20 px/a)
     assert any(0.27 < f < 0.28 for f in at_x), at_x
 
 
