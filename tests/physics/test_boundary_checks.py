@@ -295,3 +295,16 @@ def test_feature_at_x_zero_neither_crashes_nor_fails():
         3.0,
     )
     assert feats[0]["shift_rel"] == pytest.approx(0.01)
+
+
+def test_a_bloch_cell_is_not_rerun_with_twice_its_pml():
+    from reprolab.steps import convergence as step
+
+    ok = {"checks": [{"name": "built:resolution_ppw", "status": "pass", "value": 40.0}]}
+    bloch = [{**bloch_sim(), "boundary_layers": []}]
+    names, why = step.variants_needed("auto", ok, bloch)
+    assert names == [conv.RESOLUTION] and "without PML" in why
+    layer = {"axis": "r", "side": "high", "kind": "PML", "thickness": 2.0}
+    ring = [{**ring_sim(), "boundary_layers": [layer]}]
+    ring[0]["runs"][0]["harminv"] = [{"modes": [{"freq": 0.118, "Q": 86.0}]}]
+    assert step.variants_needed("auto", ok, ring)[0] == [conv.RESOLUTION, conv.PML]
