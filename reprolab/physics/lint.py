@@ -25,6 +25,7 @@ import math
 import operator
 from pathlib import Path
 
+from reprolab.physics import meanings
 from reprolab.physics import thresholds as th
 from reprolab.physics.boundary_checks import pml_thicknesses
 from reprolab.physics.checks import Check, read_numeric_csv
@@ -338,11 +339,20 @@ def _code_resolution(tree: ast.Module, consts: Consts) -> float | None:
     )
 
 
+def _reports_reflection(design: dict, spec: dict) -> bool:
+    """A reflectance column by the design's meanings (without them: `R` or `refl...`)."""
+    file, cols = spec.get("file", ""), spec.get("columns", [])
+    if meanings.declared(design, file):
+        return bool(meanings.with_meaning(meanings.of_file(design, file, cols), "reflectance"))
+    return "R" in cols or any(c.lower().startswith("refl") for c in cols)
+
+
 def _normalisation_findings(tree: ast.Module, design: dict) -> list[Check]:
     """Row 6: flux spectra need an empty-cell normalisation run, and a reported
     reflection the incident field subtracted."""
-    columns = {c for o in design.get("output_specifications", []) for c in o.get("columns", [])}
-    reflection = "R" in columns or any(c.lower().startswith("refl") for c in columns)
+    reflection = any(
+        _reports_reflection(design, o) for o in design.get("output_specifications", [])
+    )
     if not _uses_flux(tree):
         return []
     findings = []

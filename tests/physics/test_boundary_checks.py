@@ -308,3 +308,20 @@ def test_a_bloch_cell_is_not_rerun_with_twice_its_pml():
     ring = [{**ring_sim(), "boundary_layers": [layer]}]
     ring[0]["runs"][0]["harminv"] = [{"modes": [{"freq": 0.118, "Q": 86.0}]}]
     assert step.variants_needed("auto", ok, ring)[0] == [conv.RESOLUTION, conv.PML]
+
+
+def test_lint_reads_reflection_from_the_meanings():
+    from reprolab.physics import lint
+    from tests.support.planted.scripts import slab_script
+
+    code, design = slab_script(subtract_incident=False)
+    (spec,) = [o for o in design["output_specifications"] if "R" in o["columns"]]
+    named = {f.name: f.status for f in lint.code_findings(code, design)}
+    assert named["lint:incident_field_subtracted"] == "fail"  # R by the convention
+    spec["column_meanings"] = {"R": "parameter"}
+    assert "lint:incident_field_subtracted" not in {
+        f.name for f in lint.code_findings(code, design)
+    }
+    spec["column_meanings"] = {"R": "reflectance"}
+    found = {f.name: f.status for f in lint.code_findings(code, design)}
+    assert found["lint:incident_field_subtracted"] == "fail"
