@@ -134,7 +134,7 @@ def geometry_plot(geometry: dict, out_png: Path) -> str:
     return plots.save_figure(fig, out_png)
 
 
-_AXIS = {"x": 0, "y": 1, "z": 2}
+_AXIS = {"x": 0, "y": 1, "z": 2, "r": 0}  # a cylindrical record names r (index 0)
 
 
 def as_built_simulation(run_dir: Path) -> dict | None:
@@ -151,11 +151,12 @@ def as_built_simulation(run_dir: Path) -> dict | None:
     return None
 
 
-def _span(center, size, axis: int, half: float) -> tuple[float, float]:
-    """An object's extent along an axis, clipped to the cell (size None: infinite)."""
+def _span(center, size, axis: int, half: float, mid: float = 0.0) -> tuple[float, float]:
+    """An object's extent along an axis, clipped to the cell around `mid` (size None:
+    infinite)."""
     c = center[axis] or 0.0
     w = size[axis] if size[axis] is not None else math.inf
-    return max(c - w / 2, -half), min(c + w / 2, half)
+    return max(c - w / 2, mid - half), min(c + w / 2, mid + half)
 
 
 def monitor_positions_plot(sim: dict, out_png: Path) -> str:
@@ -169,17 +170,22 @@ def monitor_positions_plot(sim: dict, out_png: Path) -> str:
     dims = sim["dimensions"]
     half = [(c or 0) / 2 for c in sim["cell"]]
     a, b = (2, None) if dims == 1 else (0, 1)
+    names, mid = "xyz", [0.0, 0.0, 0.0]  # the cell's centre
+    if sim.get("cylindrical"):  # r from the axis (0) to the cell's size, then z
+        a, b = (0, 2 if half[2] else None)
+        names, mid[0] = "r?z", half[0]
     fig, ax = plots.plt.subplots(figsize=(6, 3.4 if dims == 1 else 5), dpi=100)
 
     def draw(center, size, **style):
-        x0, x1 = _span(center, size, a, half[a])
-        y0, y1 = (0.0, 1.0) if b is None else _span(center, size, b, half[b])
+        x0, x1 = _span(center, size, a, half[a], mid[a])
+        y0, y1 = (0.0, 1.0) if b is None else _span(center, size, b, half[b], mid[b])
         ax.add_patch(Rectangle((x0, y0), x1 - x0, y1 - y0, **style))
 
     for layer in sim.get("boundary_layers") or []:
         i, t = _AXIS[layer["axis"]], layer["thickness"]
         centre, size = [0.0, 0.0, 0.0], [None, None, None]
-        centre[i], size[i] = (half[i] - t / 2) * (1 if layer["side"] == "high" else -1), t
+        centre[i] = mid[i] + (half[i] - t / 2) * (1 if layer["side"] == "high" else -1)
+        size[i] = t
         draw(centre, size, color="0.8", label=f"{layer['kind']} ({t:g} a)")
     for obj in sim.get("geometry") or []:
         if obj.get("size"):
@@ -198,14 +204,14 @@ def monitor_positions_plot(sim: dict, out_png: Path) -> str:
     handles, labels = ax.get_legend_handles_labels()
     unique = dict(zip(labels, handles, strict=True))
     ax.legend(unique.values(), unique.keys(), fontsize=7, loc="upper right")
-    ax.set_xlim(-half[a], half[a])
-    ax.set_xlabel(f"{'xyz'[a]} (a)")
+    ax.set_xlim(mid[a] - half[a], mid[a] + half[a])
+    ax.set_xlabel(f"{names[a]} (a)")
     if b is None:
         ax.set_ylim(0, 1)
         ax.set_yticks([])
     else:
-        ax.set_ylim(-half[b], half[b])
-        ax.set_ylabel(f"{'xyz'[b]} (a)")
+        ax.set_ylim(mid[b] - half[b], mid[b] + half[b])
+        ax.set_ylabel(f"{names[b]} (a)")
         ax.set_aspect("equal")
     plane = " (x-y plane)" if dims == 3 else ""
     ax.set_title(f"sources and monitors as Meep built them{plane}", fontsize=9)

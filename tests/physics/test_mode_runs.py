@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -115,3 +116,12 @@ def test_resolution_rerun_converges_on_frequencies(runs):
     ring = conv.compare_folders([], runs / "ring", runs / "ring.2x")
     assert conv.verdict(ring) == "converged"
     assert any(q["name"].endswith(" Q") for q in ring)  # a leaky mode's Q is measured
+
+
+def test_debug_plot_draws_a_cylindrical_cell_from_the_axis(runs, tmp_path):
+    from reprolab.steps import debug
+
+    sim = debug.as_built_simulation(runs / "ring")
+    assert debug._span([1.5, 0, 0], [1.0, None, None], 0, 4.0, 4.0) == (1.0, 2.0)
+    assert debug._span([7.0, 0, 0], [2.0, None, None], 0, 4.0, 4.0) == (6.0, 8.0)
+    assert Path(debug.monitor_positions_plot(sim, tmp_path / "ring.png")).is_file()
