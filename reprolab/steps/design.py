@@ -59,6 +59,12 @@ def design_problems(design: SimulationDesign, stage: PlanStage, run: PaperRun, m
                 f"(targets: {stage.target_figures})"
             )
             continue
+        if _is_table(run, fo.figure_id):
+            problems.append(
+                f"figure_outputs: '{fo.figure_id}' is a table: it is compared from the run's "
+                "Harminv modes (list it in mode_results), not from a curve"
+            )
+            continue
         if (run.paper.figure(fo.figure_id).field_map is None) != (fo.dataset is None):
             problems.append(
                 f"figure_outputs: {fo.figure_id} "
@@ -154,7 +160,10 @@ def design_stage(
         block(run, out_design, stage_id, reason)
         return
     mats = stage_materials(stage, plan, validated)
-    figures = [run.paper.figure(f).model_dump() for f in stage.target_figures]
+    figures = [  # the target tables too: the designer maps them to mode_results
+        (run.paper.table(f) if _is_table(run, f) else run.paper.figure(f)).model_dump()
+        for f in stage.target_figures
+    ]
     assumptions = [a.model_dump() for a in plan.assumptions]
     answers: list[dict] = []  # the user's answers to the designer's questions
 

@@ -119,3 +119,25 @@ def test_lint_of_a_design_without_pml():
     assert found["lint:pml_matches_design"].status == "fail"
     assert "design's no PML" in found["lint:pml_matches_design"].detail
     assert "lint:pml_matches_design" not in {f.name for f in lint.code_findings(code, design)}
+
+
+def test_results_measured_from_modes_need_no_curve_output():
+    from reprolab.steps.design import design_problems
+
+    fig = SimpleNamespace(curves=[SimpleNamespace(curve_id="bands")], field_map=None)
+    paper = SimpleNamespace(is_table=lambda rid: rid == "tab1", figure=lambda fid: fig)
+    run = SimpleNamespace(paper=paper)
+    _, design = bloch_script()
+    stage = _stage("fig2", "tab1")
+    ok = SimulationDesign.model_validate({**design, "mode_results": ["fig2", "tab1"]})
+    assert design_problems(ok, stage, run, []) == []
+    # without mode_results the band diagram's curve must come from an output file
+    curves = SimulationDesign.model_validate({**design, "mode_results": ["tab1"]})
+    assert design_problems(curves, stage, run, []) == ["no output reproduces fig2 curve 'bands'"]
+    as_curve = {"figure_id": "tab1", "curve_id": "x", "file": "bands.csv"}
+    as_curve |= {"x_column": "k", "y_column": "freq"}
+    wrong = SimulationDesign.model_validate(
+        {**design, "mode_results": ["fig2", "tab1"], "figure_outputs": [as_curve]}
+    )
+    (problem,) = design_problems(wrong, stage, run, [])
+    assert "'tab1' is a table" in problem and "mode_results" in problem
