@@ -115,6 +115,16 @@ def mode_result_problems(design: SimulationDesign, stage: PlanStage, run: PaperR
         for rid in design.mode_results
         if rid not in stage.target_figures
     ]
+    band_diagram = getattr(getattr(run, "paper", None), "band_diagram", None)
+    problems += [
+        f"mode_results: '{rid}' is neither a table nor a figure with a band_diagram "
+        "(its curves are compared from output files: figure_outputs)"
+        for rid in design.mode_results
+        if rid in stage.target_figures
+        and band_diagram is not None
+        and not _is_table(run, rid)
+        and band_diagram(rid) is None
+    ]
     problems += [
         f"target table '{rid}' is compared from Harminv modes: list it in mode_results"
         for rid in stage.target_figures

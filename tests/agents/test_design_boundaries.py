@@ -90,21 +90,31 @@ def test_column_meanings_name_columns_of_their_file():
         SimulationDesign.model_validate({**design, "output_specifications": [unknown]})
 
 
+# A paper with a band diagram (fig2), a figure of curves (fig3) and a table (tab1).
+PAPER = SimpleNamespace(
+    is_table=lambda rid: rid == "tab1",
+    band_diagram=lambda rid: {"lattice": "square"} if rid == "fig2" else None,
+    figure=lambda rid: SimpleNamespace(curves=[SimpleNamespace(curve_id="bands")], field_map=None),
+)
+
+
 def _stage(*targets: str) -> PlanStage:
     return PlanStage.model_construct(stage_id="stage1_bands", target_figures=list(targets))
 
 
 def test_mode_results_are_targets_and_target_tables_are_mode_results():
     _, design = bloch_script()
-    paper = SimpleNamespace(is_table=lambda rid: rid == "tab1")
-    run = SimpleNamespace(paper=paper)
+    run = SimpleNamespace(paper=PAPER)
     ok = SimulationDesign.model_validate({**design, "mode_results": ["fig2", "tab1"]})
     assert mode_result_problems(ok, _stage("fig2", "tab1"), run) == []
     (problem,) = mode_result_problems(ok, _stage("fig2"), run)
     assert "'tab1' is not a target of this stage" in problem
     none = SimulationDesign.model_validate(design)
     (problem,) = mode_result_problems(none, _stage("tab1"), run)
-    assert "target table 'tab1'" in problem and "mode_results" in problem
+    assert "table 'tab1'" in problem and "mode_results" in problem
+    curves = SimulationDesign.model_validate({**design, "mode_results": ["fig3"]})
+    (problem,) = mode_result_problems(curves, _stage("fig3"), run)
+    assert "'fig3' is neither a table nor a figure with a band_diagram" in problem
     # a paper format without tables: nothing to demand
     assert mode_result_problems(none, _stage("fig2"), SimpleNamespace(paper=object())) == []
 
@@ -124,9 +134,7 @@ def test_lint_of_a_design_without_pml():
 def test_results_measured_from_modes_need_no_curve_output():
     from reprolab.steps.design import design_problems
 
-    fig = SimpleNamespace(curves=[SimpleNamespace(curve_id="bands")], field_map=None)
-    paper = SimpleNamespace(is_table=lambda rid: rid == "tab1", figure=lambda fid: fig)
-    run = SimpleNamespace(paper=paper)
+    run = SimpleNamespace(paper=PAPER)
     _, design = bloch_script()
     stage = _stage("fig2", "tab1")
     ok = SimulationDesign.model_validate({**design, "mode_results": ["fig2", "tab1"]})
