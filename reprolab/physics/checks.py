@@ -386,6 +386,8 @@ def run_checks(
             checks.append(Check(f"output_present:{name}", "pass", f"{info['bytes']} bytes"))
 
     checks, lossless = _with_record(checks, workdir, design, lossless)
+    conservation = (design or {}).get("conservation")
+    symmetric_pairs = (design or {}).get("symmetric_outputs", [])
     for name in expected_outputs:
         path = workdir / name
         if not (name.endswith(".csv") and path.is_file() and path.stat().st_size):
@@ -406,18 +408,16 @@ def run_checks(
             )
         )
         if not bad:
-            checks.extend(_csv_checks(path, cols, lossless, design))
+            checks.extend(_csv_checks(path, cols, lossless, design, conservation, symmetric_pairs))
 
     return summarise(checks, lossless, log)
 
 
-def _csv_checks(path: Path, cols: dict[str, list[float]], lossless: bool, design) -> list:
+def _csv_checks(path: Path, cols, lossless: bool, design, conservation, pairs) -> list:
     """Ranges and energy balance by the columns' meanings, then the design's checks."""
-    design = design or {}
     found = pm.of_file(design, path.name, cols)
-    checks = spectrum_checks(path, cols, lossless, design.get("conservation"), found)
-    pairs = design.get("symmetric_outputs", [])
-    return checks + output_checks(path.name, cols, design or None, pairs)
+    checks = spectrum_checks(path, cols, lossless, conservation, found)
+    return checks + output_checks(path.name, cols, design, pairs)
 
 
 def _with_record(
