@@ -489,3 +489,24 @@ def test_paper_convert_uses_its_unit_length(rods):
     assert paper.unit_length_m == pytest.approx(5e-7)
     (f,) = paper.convert([299.792458], ("frequency", "THz"), ("frequency", "c/a"))
     assert f == pytest.approx(0.5)
+
+
+def doc_block(heading: str) -> str:
+    """The first yaml block under `heading` in docs/paper-format.md."""
+    text = (Path(__file__).parents[2] / "docs" / "paper-format.md").read_text()
+    section = text.split(f"\n{heading}\n", 1)[1]
+    return section.split("```yaml\n", 1)[1].split("```", 1)[0]
+
+
+def test_the_documented_table_and_band_diagram_pass_check(tmp_path):
+    """The examples docs/paper-format.md shows are a valid paper, as printed."""
+    meta = yaml.safe_load(RODS)
+    meta["figures"] = yaml.safe_load(doc_block("### Band diagrams"))
+    meta["tables"] = yaml.safe_load(doc_block("### Tables"))["tables"]
+    meta["key_values"] = yaml.safe_load(doc_block("### Key values"))["key_values"]
+    meta["unit_length"] = yaml.safe_load(doc_block("### Units"))["unit_length"]
+    folder = write_paper(tmp_path / "doc", yaml.safe_dump(meta, allow_unicode=True), band_csv())
+    assert problems(folder) == []
+    paper = Paper(folder)
+    assert paper.result_ids() == ["fig2", "tab1"] and paper.band_diagram("fig2").bands == 4
+    assert paper.unit_length_m == pytest.approx(500e-9)
