@@ -417,6 +417,17 @@ class PaperMetadata(Strict):
             )
         return self
 
+    @model_validator(mode="after")
+    def _the_one_gap(self):
+        """A gap's key value on a band diagram that states one gap is about that gap."""
+        figs = {f.figure_id: f for f in self.figures}
+        for kv in self.key_values:
+            fig = figs.get(kv.figure or "")
+            bd = fig.band_diagram if fig else None
+            if kv.kind.startswith("gap_") and kv.band is None and bd and len(bd.gaps) == 1:
+                kv.band = bd.gaps[0].below_band
+        return self
+
 
 def paper_schema() -> dict:
     schema = PaperMetadata.model_json_schema()

@@ -297,9 +297,10 @@ def _band_kv(where: str, kv: KeyValue, fig: Figure) -> list[str]:
     what = "the band below the gap" if kv.kind in GAP_KINDS else "the band, from 1"
     if kv.band is None or kv.band > top:
         got = "missing" if kv.band is None else f"{kv.band}"
+        one = ", or none where the figure states one gap" if kv.kind in GAP_KINDS else ""
         out.append(
             f"field '{where}.band' is {got}; valid: {what}, 1 to {top} "
-            f"(band_diagram.bands is {bd.bands})"
+            f"(band_diagram.bands is {bd.bands}){one}"
         )
     labels = dict(kv.labels or {})
     for name in sorted(set(labels) - {"k"}):

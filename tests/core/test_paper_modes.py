@@ -363,8 +363,18 @@ BAND_ERRORS = [
         "field 'figures[0].band_diagram.polarization': Input should be 'TE', 'TM' or 'none'",
     ),
     (
-        set_in("key_values.0.band", None),
-        "field 'key_values[0].band' is missing; valid: the band below the gap, 1 to 2",
+        lambda m: (
+            m["key_values"][0].pop("band"),
+            m["figures"][0]["band_diagram"]["gaps"].append(
+                {"below_band": 2, "lower": 0.5, "upper": 0.52}
+            ),
+        ),
+        "field 'key_values[0].band' is missing; valid: the band below the gap, 1 to 2 "
+        "(band_diagram.bands is 3), or none where the figure states one gap",
+    ),
+    (
+        set_in("key_values.3.band", None),
+        "field 'key_values[3].band' is missing; valid: the band, from 1, 1 to 3",
     ),
     (
         set_in("key_values.3.labels", {"k": "K"}),
@@ -395,6 +405,12 @@ def test_a_wrong_band_diagram_is_refused_naming_the_field(rods, change, expected
     edit(rods, change)
     found = problems(rods)
     assert any(expected in m for m in found), found
+
+
+def test_a_gap_key_value_without_band_is_about_the_one_gap(rods):
+    edit(rods, lambda m: [kv.pop("band") for kv in m["key_values"][:3]])
+    assert problems(rods) == []
+    assert [kv.band for kv in Paper(rods).meta.key_values] == [1, 1, 1, 1]
 
 
 def test_ids_are_unique_across_figures_and_tables(rods, ring):
