@@ -97,7 +97,9 @@ INJECTION_PATTERNS = {
     # The turn markers of chat templates (ChatML, Llama, Gemma, Phi, ...): a paper has no
     # reason to contain them; a model may read what follows as another speaker's turn.
     "chat_template": (
-        r"<\|\s*[a-z_]{2,30}\s*\|>|\[\s*/?\s*inst\s*\]|<<\s*/?\s*sys\s*>>|</s>|"
+        r"<\|\s*[a-z_]{2,30}\s*\|>|\[\s*/?\s*inst\s*\]|<<\s*/?\s*sys\s*>>|"
+        # end of sequence, where a new turn or the text's end follows (not strikethrough)
+        r"</s>(?=\s*(<s>|<\||\[\s*inst|<<|(system|user|assistant|human)\b|$))|"
         r"<\s*(start|end)_of_turn\s*>|(^|\n)\s*#{2,}\s*(system|assistant)\s*:|"
         r"(^|\n)\s*(human|assistant)\s*:\s"
     ),

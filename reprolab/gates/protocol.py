@@ -24,7 +24,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from reprolab.errors import GateError, InputFileError, ReproLabError
 from reprolab.events import log_event
@@ -100,13 +100,13 @@ class Decision(BaseModel):
 
     @field_validator("revised_data", "option")
     @classmethod
-    def _finite_numbers_only(cls, value):
-        bad = next(non_finite(value, ""), None)
+    def _finite_numbers_only(cls, value, info: ValidationInfo):
+        bad = next(non_finite(value, info.field_name), None)
         if bad is not None:
             where, shown = bad
             raise ValueError(
-                f"{where or 'the value'} is {shown}: not a finite number; an answer carries "
-                "finite numbers only (no NaN, Infinity or -Infinity, as a number or a string)"
+                f"{where} is {shown}: not a finite number; an answer carries finite numbers "
+                "only (no NaN, Infinity or -Infinity, as a number or a string)"
             )
         return value
 
