@@ -43,6 +43,18 @@ def paper_flags(out_dir: Path) -> list[dict]:
     return read_json(path).get("paper_flags", []) if path.is_file() else []
 
 
+PAPER_CONTEXT = {
+    "paper_text",
+    "paper_text_summary",
+    "paper_title",
+    "paper_domain",
+    "paper_figures",
+    "target_figures",
+    "figures",
+}
+"""Agent context fields that carry the paper itself (scanned whole in `adapt_prompts`)."""
+
+
 def agent_input_flags(out_dir: Path) -> list[dict]:
     """Instruction-like passages found in agents' inputs (user notes and answers, reviewer
     feedback, figure captions the agents were shown) and logged as `injection_suspected`
@@ -51,7 +63,9 @@ def agent_input_flags(out_dir: Path) -> list[dict]:
     path = Path(out_dir) / "events.jsonl"
     if not path.is_file():
         return []
-    listed = {(f["pattern"], f["excerpt"]) for f in paper_flags(out_dir)}
+    flags = paper_flags(out_dir)
+    listed = {(f["pattern"], f["excerpt"]) for f in flags}
+    paper_patterns = {f["pattern"] for f in flags}
     found: dict[tuple, dict] = {}
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         try:
@@ -61,8 +75,8 @@ def agent_input_flags(out_dir: Path) -> list[dict]:
         if not isinstance(event, dict) or event.get("kind") != "injection_suspected":
             continue
         key = (str(event.get("field")), str(event.get("pattern")), str(event.get("excerpt")))
-        if key[1:] in listed:
-            continue
+        if key[1:] in listed or (_root(key[0]) in PAPER_CONTEXT and key[1] in paper_patterns):
+            continue  # the paper's own scan lists it (an agent saw part of the same text)
         entry = found.setdefault(
             key, {"field": key[0], "pattern": key[1], "excerpt": key[2], "calls": []}
         )
@@ -70,6 +84,10 @@ def agent_input_flags(out_dir: Path) -> list[dict]:
         if call and call not in entry["calls"]:
             entry["calls"].append(call)
     return list(found.values())
+
+
+def _root(field: str) -> str:
+    return field.split(".", 1)[0].split("[", 1)[0]
 
 
 def _shown(excerpt) -> str:
