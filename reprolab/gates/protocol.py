@@ -307,8 +307,8 @@ def read_decision(checkpoint: Checkpoint) -> Decision | None:
                 f"paper '{checkpoint.paper_id}' asks with {field} {want!r}: this decision "
                 "answers another paper, gate or question. "
                 + (
-                    "An auto-approval without the request's nonce: delete the file and run "
-                    "again (config writes a new one)."
+                    "An auto-approval not written for this request: delete the file and "
+                    "run again (config writes a new one)."
                     if decision.auto
                     else f"Answer with `reprolab approve {checkpoint.paper_id} "
                     f"{checkpoint.gate_id}` or copy the request's answer_example."
@@ -353,7 +353,7 @@ def refused_answer(checkpoint: Checkpoint) -> str | None:
     try:
         read_decision(checkpoint)
     except ReproLabError as exc:
-        return str(exc).splitlines()[0]
+        return " ".join(line.strip() for line in str(exc).splitlines())[:500]
     return None
 
 
