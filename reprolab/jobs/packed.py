@@ -252,7 +252,11 @@ def _one_worker(points: list[SimulationJob], worker_dir: str, root: str) -> list
     """Start one worker on `points`; the records of the points it got to (the first
     at least: a worker that ends on a point ends that point)."""
     wdir = Path(worker_dir)
-    wdir.mkdir(parents=True, exist_ok=True)
+    # Its points share the writable points folder, and a worker may start again on the
+    # points left: nothing is made, removed or written through a link one planted.
+    run_files.make_real_dir(root, wdir.relative_to(root).as_posix())
+    for p in points:
+        run_files.check_real_dir(p.workdir)
     launch.fresh_private_dirs(wdir)
     font_cache.seed(Path(bwrap.mpl_config_dir(wdir)), points[0].python, root=wdir)
     for p in points:
@@ -285,7 +289,7 @@ def _one_worker(points: list[SimulationJob], worker_dir: str, root: str) -> list
     )
     # The cap counts every folder the worker writes: its own and each point's.
     folders = [wdir, *(Path(p.workdir) for p in points)]
-    with open(wdir / "stdout.txt", "wb") as out, open(wdir / "stderr.txt", "wb") as err:
+    with launch.captured_logs(wdir) as (out, err):
         exit_code, dog, group = launch.launch_limited(head, cmd, box, out, err, folders)
     shutil.rmtree(bwrap.private_dirs(wdir)[0], ignore_errors=True)
     shutil.rmtree(bwrap.private_dirs(wdir)[1], ignore_errors=True)

@@ -337,3 +337,46 @@ def test_a_second_attempt_starts_from_an_empty_run_folder(tmp_path, monkeypatch)
     assert not (run / "points").is_symlink() and (run / "points" / "p001").is_dir()
     assert (run / "out.csv").read_text() == "n,y\n1,1\n2,4\n"
     assert sums(victim) == before
+
+
+WORKER_ATTACK = """
+import ctypes, json, os
+n = json.loads(os.environ['REPROLAB_SWEEP_VALUE'])
+if n == 1:
+    # the worker's own log becomes a link to a repository file, then the worker dies:
+    # the points left run in a new worker in the same folder (libc: past the audit hook)
+    libc = ctypes.CDLL(None)
+    libc.unlink(b'../.w0/stdout.txt')
+    assert libc.symlink({victim!r}.encode(), b'../.w0/stdout.txt') == 0
+    os._exit(9)
+open('out.csv', 'w').write(f'n,y\\n{{n}},{{n * n}}\\n')
+"""
+
+
+@needs_bwrap
+def test_a_packed_worker_started_again_writes_through_no_planted_link(tmp_path):
+    victim_dir = tmp_path / "repo"
+    victim_dir.mkdir()
+    victim = victim_dir / "README.md"
+    victim.write_text("repository\n")
+    before = sums(victim_dir)
+    script = tmp_path / "simulation.py"
+    script.write_text(WORKER_ATTACK.format(victim=str(victim), victim_dir=str(victim_dir)))
+    spec = [{"file": "out.csv", "columns": ["n", "y"], "description": "y"}]
+    design = SimulationDesign.model_validate(
+        minimal_design(
+            "stage3_pairs_sweep",
+            output_specifications=spec,
+            performance_estimate={"runtime_seconds": 1, "memory_mb": 100, "mpi_ranks": 1},
+            sweep={"parameter": "n", "values": [1, 2]},
+        )
+    )
+    # One packed worker (the runtime guard on): point 2 runs after point 1.
+    cfg = {**BASE, "max_concurrent_jobs": 1, "sandbox": {"static_checks": False}}
+    record = stage_run.run_stage(design, 1, cfg, script, tmp_path / "stage")
+    assert record["sweep"]["failed_points"] == [0], record
+    assert record["points"][0]["failure"]["summary"]  # the worker died on it
+    assert record["points"][1]["failure"] is None, record["points"][1]
+    assert record["points"][1]["label"] and (tmp_path / "stage/run/points/.w0").is_dir()
+    assert sums(victim_dir) == before
+    assert not (tmp_path / "stage/run/points/.w0/stdout.txt").is_symlink()
