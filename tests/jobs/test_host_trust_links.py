@@ -380,3 +380,18 @@ def test_a_packed_worker_started_again_writes_through_no_planted_link(tmp_path):
     assert record["points"][1]["label"] and (tmp_path / "stage/run/points/.w0").is_dir()
     assert sums(victim_dir) == before
     assert not (tmp_path / "stage/run/points/.w0/stdout.txt").is_symlink()
+
+
+def test_the_caps_table_in_the_security_docs_states_the_constants():
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "security.md").read_text()
+    mib = run_files.MiB
+    for stated in (
+        f"its last {run_files.MAX_LOG_BYTES // mib} MiB",
+        f"{run_files.MAX_CSV_BYTES // mib} MiB, {run_files.MAX_CSV_ROWS:,} data rows, "
+        f"{run_files.MAX_CSV_COLUMNS} columns",
+        f"a JSON record | {run_files.MAX_JSON_BYTES // mib} MiB",
+        f"an HDF5 file | {run_files.MAX_HDF5_BYTES // (1024 * mib)} GiB",
+        f"at most {run_files.MAX_HDF5_ELEMENTS:,} elements and rank {run_files.MAX_HDF5_RANK}",
+        f"{run_files.MAX_IMAGE_BYTES // mib} MiB, {run_files.MAX_IMAGE_PIXELS:,} pixels",
+    ):
+        assert stated in docs, stated
