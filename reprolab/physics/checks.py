@@ -12,7 +12,8 @@ import re
 from dataclasses import asdict
 from pathlib import Path
 
-from reprolab import knowledge
+from reprolab import knowledge, run_files
+from reprolab.errors import InputFileError
 from reprolab.fileio import atomic_write_text
 from reprolab.physics import meanings as pm
 from reprolab.physics import thresholds as th
@@ -24,7 +25,16 @@ NAN_LOG_PATTERN = "fields are NaN or Inf"
 def read_numeric_csv(path: Path) -> dict[str, list[float]]:
     """Columns of a CSV with a header row; non-numeric cells become NaN."""
     with open(path, newline="", encoding="utf-8") as fh:
-        rows = list(csv.reader(fh))
+        return numeric_columns(list(csv.reader(fh)))
+
+
+def read_output_csv(run_dir: Path, name: str) -> dict[str, list[float]]:
+    """Columns of a CSV a run left: read without following links, within the caps
+    (reprolab.run_files); UnsafeRunFile or RunFileTooLarge otherwise."""
+    return numeric_columns(run_files.read_run_csv(run_dir, name))
+
+
+def numeric_columns(rows: list[list[str]]) -> dict[str, list[float]]:
     header = [h.strip() for h in rows[0]]
     cols: dict[str, list[float]] = {h: [] for h in header}
     for row in rows[1:]:
@@ -162,10 +172,30 @@ def read_run_log(record: dict, workdir: Path) -> tuple[str, str]:
     texts = []
     for name, key in (("stdout.txt", "stdout_tail"), ("stderr.txt", "stderr_tail")):
         # a sweep's points each have their own log under points/pNNN/
-        paths = [workdir / name] + sorted(workdir.glob(f"points/*/{name}"))
-        found = [p.read_text(encoding="utf-8", errors="replace") for p in paths if p.is_file()]
+        found = []
+        for rel in [name, *(f"{p}/{name}" for p in run_files.point_folders(workdir))]:
+            try:
+                found.append(run_files.read_run_tail(workdir, rel))
+            except InputFileError:
+                continue  # refused: `unsafe_file_checks` fails the run naming it
+        found = [f for f in found if f]
         texts.append("\n".join(found) if found else record.get(key, ""))
     return texts[0], texts[1]
+
+
+def unsafe_file_checks(workdir: Path, names: list[str]) -> list[Check]:
+    """A failing check for each log or expected output the host refuses to read
+    (a link, a FIFO, a hard link: reprolab.run_files)."""
+    checks = []
+    rels = [f"{p}/{n}" for p in run_files.point_folders(workdir) for n in LOGS]
+    for rel in [*LOGS, *names, *rels]:
+        why = run_files.refusal(workdir, rel)
+        if why:
+            checks.append(Check(f"unsafe_file:{rel}", "fail", f"not read: {why}"))
+    return checks
+
+
+LOGS = ("stdout.txt", "stderr.txt")
 
 
 _DECAY_LINE = re.compile(
@@ -385,16 +415,17 @@ def run_checks(
         else:
             checks.append(Check(f"output_present:{name}", "pass", f"{info['bytes']} bytes"))
 
+    checks.extend(unsafe_file_checks(workdir, list(expected_outputs)))
     checks, lossless = _with_record(checks, workdir, design, lossless)
     conservation = (design or {}).get("conservation")
     symmetric_pairs = (design or {}).get("symmetric_outputs", [])
     for name in expected_outputs:
         path = workdir / name
-        if not (name.endswith(".csv") and path.is_file() and path.stat().st_size):
+        if not (name.endswith(".csv") and run_files.size_of(workdir, name)):
             continue
         try:
-            cols = read_numeric_csv(path)
-        except (OSError, IndexError, UnicodeDecodeError) as exc:
+            cols = read_output_csv(workdir, name)
+        except (OSError, IndexError, UnicodeDecodeError, InputFileError) as exc:
             checks.append(Check(f"parse:{name}", "fail", f"not a readable CSV ({exc})"))
             continue
         bad = sum(1 for vs in cols.values() for v in vs if not math.isfinite(v))

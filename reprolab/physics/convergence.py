@@ -23,10 +23,11 @@ from __future__ import annotations
 import math
 from dataclasses import asdict
 
+from reprolab.errors import InputFileError
 from reprolab.physics import compare, harminv
 from reprolab.physics import thresholds as th
 from reprolab.physics.check import Check
-from reprolab.physics.checks import read_numeric_csv
+from reprolab.physics.checks import read_output_csv
 from reprolab.physics.record_checks import load_record, run_label
 
 RESOLUTION = "resolution_2x"
@@ -171,10 +172,10 @@ def compare_folders(
     for fo in figure_outputs:
         label = f"{fo['figure_id']}/{fo['curve_id']}"
         try:
-            a, b = read_numeric_csv(run_n / fo["file"]), read_numeric_csv(run_v / fo["file"])
+            a, b = read_output_csv(run_n, fo["file"]), read_output_csv(run_v, fo["file"])
             xy_a = (a[fo["x_column"]], a[fo["y_column"]])
             xy_b = (b[fo["x_column"]], b[fo["y_column"]])
-        except (OSError, KeyError, IndexError) as exc:
+        except (OSError, ValueError, KeyError, IndexError, InputFileError) as exc:
             nan = quantity(variant, label, None, None, math.nan, th.CONVERGENCE_POINTWISE)
             out.append({**nan, "error": str(exc)})
             continue

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
+from reprolab import run_files
+from reprolab.errors import InputFileError
 from reprolab.fileio import atomic_write_json, atomic_write_text, read_json
 from reprolab.physics import lint
 from reprolab.physics.checks import read_numeric_csv
@@ -142,12 +144,16 @@ def as_built_simulation(run_dir: Path) -> dict | None:
     run), from the run-time record; a sweep's first point where the stage swept."""
     from reprolab.physics.as_built import RECORD_FILE
 
-    paths = [run_dir / RECORD_FILE, *sorted((run_dir / "points").glob(f"p*/{RECORD_FILE}"))]
-    for path in paths:
-        if path.is_file():
-            sims = read_json(path).get("simulations") or []
-            if sims:
-                return sims[-1]
+    for rel in [RECORD_FILE, *(f"{p}/{RECORD_FILE}" for p in run_files.point_folders(run_dir))]:
+        try:
+            record = run_files.read_run_json(run_dir, rel)
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError, InputFileError):
+            return None  # a record the host will not read is no record
+        sims = (record.get("simulations") if isinstance(record, dict) else None) or []
+        if sims:
+            return sims[-1]
     return None
 
 
@@ -235,9 +241,12 @@ def write_debug_log(paper_out: Path, stage_dirs: list[Path], out_txt: Path) -> s
         for log in sorted((stage / "logs").glob("*.log"), key=lambda p: p.stat().st_mtime):
             parts += [f"\n# {stage.name}: {log.name}", log.read_text(errors="replace").rstrip()]
         for name in ("stdout.txt", "stderr.txt"):
-            out = stage / "run" / name
-            if out.is_file():
-                tail = out.read_text(errors="replace").splitlines()[-40:]
+            try:
+                text = run_files.read_run_tail(stage / "run", name, 64 * 1024)
+            except (OSError, InputFileError) as exc:
+                text = f"[reprolab] not read: {exc}"
+            if text:
+                tail = text.splitlines()[-40:]
                 parts += [f"\n# {stage.name}: run/{name} (last {len(tail)} lines)", *tail]
     return str(atomic_write_text(out_txt, "\n".join(parts) + "\n"))
 
@@ -301,9 +310,12 @@ def write_summary(run, inputs, out_json) -> None:
     validated = read_json(inputs.validated)
     band = reported_band(design1, run)
     factor = run.config.get("debug", {}).get("resolution_factor", 0.5)
-    stdout = Path(inputs.checks[1]).parent / "run" / "stdout.txt"
-    geometry = parse_geometry(stdout.read_text(errors="replace")) if stdout.is_file() else None
-    built = as_built_simulation(stdout.parent)
+    run_dir = Path(inputs.checks[1]).parent / "run"
+    try:
+        geometry = parse_geometry(run_files.read_run_tail(run_dir, "stdout.txt")) or None
+    except (OSError, InputFileError):
+        geometry = None  # refused: the stage's checks fail naming the file
+    built = as_built_simulation(run_dir)
     stage1_result = load_result(inputs.result)
     plots = {
         "geometry_check": (
