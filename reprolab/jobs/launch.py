@@ -22,7 +22,7 @@ from pathlib import Path
 
 import reprolab
 from reprolab.fileio import sha256_file
-from reprolab.jobs import bwrap, font_cache, limits
+from reprolab.jobs import bwrap, font_cache, limits, record_channel
 from reprolab.jobs.bwrap import MPI_PROCESS_IDENTITY
 from reprolab.jobs.failures import classify_failure
 from reprolab.jobs.sandbox import SECRET_NAME, isolate_network
@@ -243,8 +243,7 @@ def run_job(job: SimulationJob) -> dict:
     stdout_path, stderr_path = workdir / "stdout.txt", workdir / "stderr.txt"
     cmd, box = command_for(job), job_limits(job)
     started = time.time()
-    with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
-        exit_code, dog, group = launch_limited(job, cmd, box, out, err)
+    exit_code, dog, group, cmd = recorded_launch(job, cmd, box, stdout_path, stderr_path)
     runtime = round(time.time() - started, 3)
     record = {
         "command": cmd,
@@ -273,6 +272,20 @@ def run_job(job: SimulationJob) -> dict:
         )
     record["failure"] = record.get("sandbox_failure") or classify_failure(record)
     return record
+
+
+def recorded_launch(job: SimulationJob, cmd: list[str], box, stdout_path, stderr_path):
+    """`launch_limited` with the run-time record's channel open (reprolab.jobs.
+    record_channel): the record is written beside the run folder once the job ended.
+    (exit code, watchdog, cgroup, the command as started)."""
+    channel = record_channel.RecordChannel([job.workdir])
+    cmd = record_channel.through(cmd, channel)
+    try:
+        with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
+            found = launch_limited(record_channel.job_with(job, channel), cmd, box, out, err)
+    finally:
+        channel.close()
+    return (*found, cmd)
 
 
 def _clear_private_dirs(workdir: Path) -> None:

@@ -140,9 +140,10 @@ _AXIS = {"x": 0, "y": 1, "z": 2}
 def as_built_simulation(run_dir: Path) -> dict | None:
     """The last simulation Meep built in a run (the scattering run after a normalisation
     run), from the run-time record; a sweep's first point where the stage swept."""
-    from reprolab.physics.as_built import RECORD_FILE
+    from reprolab.physics.record_store import RECORD_FILE, record_home
 
-    paths = [run_dir / RECORD_FILE, *sorted((run_dir / "points").glob(f"p*/{RECORD_FILE}"))]
+    home = record_home(run_dir)  # the launcher's record, never a file in the run folder
+    paths = [home / RECORD_FILE, *sorted((home / "points").glob(f"p*/{RECORD_FILE}"))]
     for path in paths:
         if path.is_file():
             sims = read_json(path).get("simulations") or []
