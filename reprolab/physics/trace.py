@@ -179,8 +179,9 @@ def _precision(texts: list[str]) -> np.ndarray:
     return np.array(out)
 
 
-def _read_columns(path: Path, x: str, y: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """x, y and y's written precision of a CSV output (a regular file, bounded rows)."""
+def _read_columns(path: Path, x: str, y: str):
+    """x, y, y's written precision and x's relative one, of a CSV output (a regular file,
+    bounded rows)."""
     if path.is_symlink() or not path.is_file():
         raise ValueError(f"{path.name} is not a regular file in the run folder")
     with open(path, newline="", encoding="utf-8") as fh:
@@ -192,11 +193,13 @@ def _read_columns(path: Path, x: str, y: str) -> tuple[np.ndarray, np.ndarray, n
     body = [r for r in rows[1:] if len(r) > max(ix, iy)]
     xs = np.array([float(r[ix]) for r in body])
     ys = np.array([float(r[iy]) for r in body])
-    return xs, ys, _precision([r[iy] for r in body])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x_rel = np.nan_to_num(_precision([r[ix] for r in body]) / np.abs(xs), nan=0.0)
+    return xs, ys, _precision([r[iy] for r in body]), float(x_rel.max(initial=0.0))
 
 
 def _trace_csv(path: Path, fo: dict, groups, design: dict, digitized) -> tuple[bool, str, int]:
-    xs, ys, prec = _read_columns(path, fo["x_column"], fo["y_column"])
+    xs, ys, prec, x_rel = _read_columns(path, fo["x_column"], fo["y_column"])
     if not len(ys):
         return False, f"{path.name} has no rows", 0
     tol = prec + REL_TOL * np.abs(ys)
@@ -205,7 +208,8 @@ def _trace_csv(path: Path, fo: dict, groups, design: dict, digitized) -> tuple[b
         return False, copied, len(ys)
     freqs = reported_frequencies(fo["x_column"], list(xs), design.get("unit_length_um", 1.0))
     if freqs is not None and len(freqs) == len(ys) and len(groups) == 1:
-        matched, how = _spectral(np.array(freqs), ys, tol, _derived(_spectra(groups[0])))
+        grid = max(GRID_REL, 1.01 * x_rel)  # a frequency read from a rounded x
+        matched, how = _spectral(np.array(freqs), ys, tol, _derived(_spectra(groups[0])), grid)
     else:
         matched, how = _values(ys, tol, groups)
     n = int(matched.sum())
@@ -240,11 +244,11 @@ def _copied(xs, ys, tol, digitized) -> str | None:
     return None
 
 
-def _spectral(freqs, ys, tol, candidates) -> tuple[np.ndarray, str]:
+def _spectral(freqs, ys, tol, candidates, grid: float) -> tuple[np.ndarray, str]:
     """Rows matched by the best candidate (exactly or one constant times it)."""
     best, how = np.zeros(len(ys), bool), "none"
     for fs, vs in candidates:
-        lo, hi = _bracket(fs, vs, freqs)
+        lo, hi = _bracket(fs, vs, freqs, grid)
         if lo is None:
             continue
         hit = (ys >= lo - tol) & (ys <= hi + tol)
@@ -263,24 +267,23 @@ def _spectral(freqs, ys, tol, candidates) -> tuple[np.ndarray, str]:
     return best, how
 
 
-def _bracket(fs, vs, freqs):
-    """Per row: the measured value (a monitored frequency) or the two around it."""
+def _bracket(fs, vs, freqs, grid: float):
+    """Per row: the measured value where the row sits on a monitored frequency, else the
+    two around it (which hold the nearest, so an x rounded in print still matches);
+    `grid` is how far outside the monitored band a rounded x may fall."""
     order = np.argsort(fs)
     fs, vs = fs[order], vs[order]
-    if not len(fs) or freqs.min() < fs[0] * (1 - GRID_REL) or freqs.max() > fs[-1] * (1 + GRID_REL):
+    if not len(fs) or freqs.min() < fs[0] * (1 - grid) or freqs.max() > fs[-1] * (1 + grid):
         return None, None
-    i = np.clip(np.searchsorted(fs, freqs), 1, max(1, len(fs) - 1)) if len(fs) > 1 else None
-    if i is None:
-        if not np.allclose(freqs, fs[0], rtol=GRID_REL):
-            return None, None
+    if len(fs) == 1:
         v = np.full(len(freqs), vs[0])
         return v, v
+    i = np.clip(np.searchsorted(fs, freqs), 1, len(fs) - 1)
     a, b = vs[i - 1], vs[i]
     lo, hi = np.minimum(a, b), np.maximum(a, b)
-    for j in (i - 1, i):
-        on = np.abs(fs[j] - freqs) <= GRID_REL * np.abs(freqs)
-        lo, hi = np.where(on, vs[j], lo), np.where(on, vs[j], hi)
-    return lo, hi
+    near = np.where(np.abs(fs[i - 1] - freqs) < np.abs(fs[i] - freqs), i - 1, i)
+    on = np.abs(fs[near] - freqs) <= GRID_REL * np.abs(freqs)
+    return np.where(on, vs[near], lo), np.where(on, vs[near], hi)
 
 
 def _values(ys, tol, groups) -> tuple[np.ndarray, str]:
