@@ -22,6 +22,7 @@ Events (one JSON object per line):
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from reprolab.fileio import atomic_write_json
@@ -52,6 +53,9 @@ class Assembler:
 
     def __init__(self, allowed: list[str]):
         self.allowed = [str(Path(a).absolute()) for a in allowed]
+        # The rank names its folder as getcwd() gives it (links resolved); the record
+        # is written under the launcher's own spelling, never through a link.
+        self.real = {os.path.realpath(a): a for a in self.allowed}
         self.records: dict[str, dict] = {}
         self.current = self.allowed[0] if self.allowed else None
         self.refused: list[str] = []
@@ -74,8 +78,10 @@ class Assembler:
             return
         if kind == "begin":
             where = str(Path(str(event.get("workdir", ""))).absolute())
-            if where in self.allowed:
-                self.current = where
+            if where in self.allowed or os.path.realpath(where) in self.real:
+                self.current = (
+                    where if where in self.allowed else self.real[os.path.realpath(where)]
+                )
             else:
                 self.refused.append(f"begin for a folder not of this job: {where}")
                 self.current = None
