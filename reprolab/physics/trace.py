@@ -47,9 +47,18 @@ MAX_ROWS = 200_000
 MAX_SPECTRA = 24  # per simulation set: beyond, ratios of every pair grow too many
 
 
+def simulates(design: dict | None) -> bool:
+    """The design time-steps a simulation: not `runs_simulation: false`, and not the
+    material validation (stage 0, the plan's first stage), which may evaluate the
+    material models alone whatever its design's FDTD parameters say."""
+    if not design or design.get("runs_simulation") is False:
+        return False
+    return not str(design.get("stage_id", "")).startswith("stage0_")
+
+
 def record_missing_check(design: dict | None) -> Check | None:
     """A design that runs a simulation must have its record from the launcher."""
-    if not design or design.get("runs_simulation") is False:
+    if not simulates(design):
         return None
     return Check(
         "built:record_present",
@@ -65,7 +74,7 @@ def record_missing_check(design: dict | None) -> Check | None:
 def trace_checks(workdir: Path, design: dict | None, paper: dict | None = None) -> list[Check]:
     """One `traceable:<file>:<column>` check per figure output of a simulating design;
     `paper` maps (figure_id, curve_id) to the digitized (x, y) in the output's x unit."""
-    if not design or design.get("runs_simulation") is False:
+    if not simulates(design):
         return []
     groups = _record_groups(Path(workdir))
     if not any(groups):

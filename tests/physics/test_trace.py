@@ -180,7 +180,10 @@ def test_field_map_traced_to_the_dft_digest(tmp_path):
     fo = {"figure_id": "f", "curve_id": "m", "file": "m.h5", "x_column": "z_um",
           "y_column": "wavelength_um", "dataset": "E2"}  # fmt: skip
     design = {**DESIGN, "figure_outputs": [fo]}
-    for data, want in ((np.array(struct) / np.array(inc), "pass"), (np.outer([1.0, 2.0], 1 + z**2), "fail")):
+    for data, want in (
+        (np.array(struct) / np.array(inc), "pass"),
+        (np.outer([1.0, 2.0], 1 + z**2), "fail"),
+    ):
         with h5py.File(run / "m.h5", "w") as h5:
             h5["z_um"], h5["wavelength_um"], h5["E2"] = z, 1 / np.array(fs), data
         (c,) = trace.trace_checks(run, design)
@@ -204,6 +207,10 @@ def test_no_record_fails_when_the_design_simulates(tmp_path):
         record, run, ["s.csv"], True, design={**DESIGN, "runs_simulation": False}
     )
     assert "built:record_present" not in {c["name"] for c in stage0["checks"]}
+    # the material validation evaluates the models alone, whatever FDTD parameters it names
+    material = {**DESIGN, "stage_id": "stage0_material_validation", "resolution": 100}
+    materials = checks.run_checks(record, run, ["s.csv"], True, design=material)
+    assert not any(c["name"].startswith(("built:", "traceable:")) for c in materials["checks"])
 
 
 def test_assembler_keeps_each_folder_to_itself(tmp_path):
