@@ -8,12 +8,13 @@ asserts on what must not change: the launcher's record and the checks' verdicts.
 from __future__ import annotations
 
 import json
+import os
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from reprolab.jobs import bwrap, launch
+from reprolab.jobs import bwrap, launch, record_channel
 from reprolab.physics import checks
 from reprolab.physics.record_store import record_path
 from tests.support.planted.scripts import slab_script
@@ -118,3 +119,19 @@ def test_two_ranks_stream_one_record(tmp_path):
     assert [len(s["runs"]) for s in rec["simulations"]] == [1, 1]
     assert "channel_refused" not in rec
     assert statuses(record, workdir, design)["traceable:spectrum.csv:T"] == "pass"
+
+
+def test_no_reader_means_no_record_never_a_hang(tmp_path, monkeypatch):
+    """A channel path nobody reads (a launcher gone): the rank opens nothing and runs on."""
+    from reprolab.physics import as_built
+    from reprolab.physics.record_store import CHANNEL_ENV
+
+    fifo = tmp_path / "channel"
+    os.mkfifo(fifo)
+    monkeypatch.setenv(CHANNEL_ENV, str(fifo))
+    monkeypatch.setitem(as_built._STATE, "fd", None)
+    assert as_built.open_channel() is False
+    monkeypatch.setenv("OMPI_COMM_WORLD_RANK", "1")  # not rank 0: never opens
+    with record_channel.RecordChannel([tmp_path / "run"]) as channel:
+        monkeypatch.setenv(CHANNEL_ENV, str(channel.fifo))
+        assert as_built.open_channel() is False
