@@ -18,7 +18,9 @@ follows from them as a normalised spectrum does:
   numbers at any monitored frequency, of the same point's record for a sweep, or a
   Harminv mode's frequency, Q or decay;
 - a field map (HDF5): each row at a DFT monitor's frequency is |F|^2 or the ratio of
-  two |F|^2 of that frequency, on the recorded digest's stride, up to one constant.
+  two |F|^2 of that frequency, on the recorded digest's stride, up to a constant per row
+  (a normalisation by that frequency's incident intensity); or the whole map is one 2D
+  field's |F|^2 up to a constant.
 
 A value matches within the precision it is written with (half a unit in its last
 written digit) plus a relative 1e-6. An output that also repeats the paper's
@@ -333,11 +335,16 @@ def _trace_map(path: Path, fo: dict, groups, design: dict) -> tuple[bool, str, i
     if _whole_map(data, digests):
         return True, f"{fo['dataset']} is a DFT field's |F|^2 as measured", data.shape[0]
     rows = [_map_row(data[r], f, digests) for r, f in enumerate(freqs)]
-    scales = [c for c in rows if c is not None]
-    n = len(scales)
-    if n == len(rows) and np.allclose(scales, np.median(scales), rtol=1e-3):
+    n = sum(c is not None for c in rows)
+    if n == len(rows):
         return True, f"all {n} rows of {fo['dataset']} traced to the DFT fields", n
-    return False, f"{len(rows) - n} of {len(rows)} rows of {fo['dataset']} match no DFT field", n
+    first = next(r for r, c in enumerate(rows) if c is None)
+    return (
+        False,
+        f"{len(rows) - n} of {len(rows)} rows of {fo['dataset']} match no DFT field's "
+        f"|F|^2 (first: row {first + 1}, {fo['y_column']} = {yv[first]:.6g})",
+        n,
+    )
 
 
 def _map_row(row: np.ndarray, freq: float, digests: list[dict]) -> float | None:
