@@ -1,0 +1,139 @@
+"""Results about modes in the pipeline: the paper's tables and band diagrams that a
+stage measures with Harminv (the design's `mode_results`), compared from the run-time
+record, and what the other steps need to treat a table id as a target like a figure."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reprolab.physics import bands, modes
+from reprolab.physics.record_checks import load_record
+
+
+def _dump(obj) -> dict:
+    return obj.model_dump() if hasattr(obj, "model_dump") else dict(obj)
+
+
+def is_table(paper, result_id: str) -> bool:
+    """The id names one of the paper's tables (papers without tables: never)."""
+    check = getattr(paper, "is_table", None)
+    return bool(check(result_id)) if check is not None else False
+
+
+def band_diagram(paper, result_id: str) -> dict | None:
+    get = getattr(paper, "band_diagram", None)
+    found = get(result_id) if get is not None and not is_table(paper, result_id) else None
+    return _dump(found) if found is not None else None
+
+
+def result_meta(paper, result_id: str) -> dict:
+    """What an agent reads of a target: the figure's metadata, or the table's (with
+    `kind: table` and no image)."""
+    if is_table(paper, result_id):
+        return {"kind": "table", "figure_id": result_id, **_dump(paper.table(result_id))}
+    return paper.figure(result_id).model_dump()
+
+
+def result_image(paper, result_id: str) -> Path | None:
+    """The paper's image of a target; a table has none."""
+    if is_table(paper, result_id):
+        return None
+    return paper.folder / paper.figure(result_id).image
+
+
+def result_ids(paper) -> list[str]:
+    """Every figure and table id of the paper (the targets a plan may name)."""
+    ids = getattr(paper, "result_ids", None)
+    if ids is not None:
+        return list(ids())
+    return [f.figure_id for f in paper.meta.figures]
+
+
+def mode_result_ids(design) -> list[str]:
+    """The tables and band diagrams a design measures from the record."""
+    return list(getattr(design, "mode_results", None) or [])
+
+
+def k_labels(paper) -> dict[str, list[float]]:
+    """Symmetry-point labels of every band diagram's k path (a table's `k` label)."""
+    out: dict[str, list[float]] = {}
+    for fig in paper.meta.figures:
+        diagram = band_diagram(paper, fig.figure_id)
+        for point in (diagram or {}).get("k_path", []):
+            out.setdefault(point["label"], list(point["k"]))
+    return out
+
+
+def unit_length(paper) -> dict | None:
+    found = getattr(paper.meta, "unit_length", None)
+    return _dump(found) if found is not None else None
+
+
+def _in_ca(values, unit: str, a: dict | None, where: str) -> list:
+    """Frequencies of a figure's y axis in c/a (a c/a-like unit: as they are)."""
+    scale = modes.frequency_in(1.0, unit, a, where)
+    return [None if v is None else v / scale for v in values]
+
+
+def compare_band(paper, figure_id: str, sims: list[dict]) -> dict:
+    diagram = band_diagram(paper, figure_id)
+    axis = paper.figure(figure_id).y_axes.left
+    a = unit_length(paper)
+    raw = paper.band_points(figure_id)
+    freqs = _in_ca([p[1] for p in raw], axis.unit, a, f"{figure_id} y axis")
+    points = [(p[0], f, p[2]) for p, f in zip(raw, freqs, strict=True)]
+    gaps = []
+    for gap in diagram.get("gaps") or []:
+        lower, upper = _in_ca([gap.get("lower"), gap.get("upper")], axis.unit, a, figure_id)
+        gaps.append({**gap, "lower": lower, "upper": upper})
+    entry = bands.compare_band_diagram(figure_id, {**diagram, "gaps": gaps}, points, sims)
+    entry["k_path_labels"] = [[i, p["label"]] for i, p in enumerate(diagram["k_path"])]
+    return entry
+
+
+def compare_mode_results(run, design, stage_dir: Path) -> list[dict]:
+    """One comparison.json entry per id of the design's `mode_results`, from the run's
+    record (a table: `modes.compare_table`; a band diagram: `bands.compare_band_diagram`),
+    each with its overlay drawn beside comparison.json."""
+    from reprolab.report import plots
+
+    ids = mode_result_ids(design)
+    if not ids:
+        return []
+    sims = load_record(Path(stage_dir) / "run")
+    out = []
+    for rid in ids:
+        out_png = Path(stage_dir) / f"overlay_{rid}.png"
+        try:
+            if is_table(run.paper, rid):
+                table = _dump(run.paper.table(rid))
+                entry = modes.compare_table(
+                    table, sims, k_labels(run.paper), unit_length(run.paper)
+                )
+                entry["overlay"] = plots.table_overlay(entry, out_png)
+            elif band_diagram(run.paper, rid) is not None:
+                entry = compare_band(run.paper, rid, sims)
+                entry["overlay"] = plots.band_overlay(run.paper, entry, out_png)
+            else:
+                entry = _not_a_mode_result(rid)
+        except modes.UnitProblem as exc:
+            entry = _not_a_mode_result(rid, str(exc))
+        if not sims:
+            entry["note"] = (
+                f"no run-time record in {Path(stage_dir) / 'run'}: no Harminv mode to compare"
+            )
+        out.append(entry)
+    return out
+
+
+def _not_a_mode_result(rid: str, why: str = "") -> dict:
+    return {
+        "figure_id": rid,
+        "kind": "table",
+        "classification": "FAILURE",
+        "rows": [],
+        "missing": 0,
+        "curves": [],
+        "error": why
+        or f"'{rid}' in mode_results is neither a table nor a figure with a band_diagram",
+    }
