@@ -21,6 +21,9 @@ from reprolab.physics import thresholds as th
 
 K_PATH_TOL = 1e-6  # a k point this far (2π/a) from a segment is not on it
 X_TOL = 1e-9  # path coordinates closer than this are one
+# Digitized points of one band farther apart (path units) are not interpolated between:
+# a band given only at the symmetry points is compared there, not on a straight line.
+MAX_INTERPOLATION_GAP = 0.25
 SKIP_MEASURED = 1e-3  # cost of passing over a measured mode: order wins a near tie
 ZERO_NOTE = "the omega = 0 mode at Gamma (band 1 of a dielectric crystal; Harminv cannot return it)"
 
@@ -134,14 +137,17 @@ def align(stated: list[float], measured: list[float], scale: float) -> list[tupl
 
 
 def _interpolate(points: list[tuple[float, float]], x: float) -> float | None:
-    """A band's stated frequency at x (linear between its digitized points), or None
-    outside them."""
-    if not points or x < points[0][0] - X_TOL or x > points[-1][0] + X_TOL:
-        return None
+    """A band's stated frequency at x: a digitized point there, else linear between its
+    two neighbours when they are at most MAX_INTERPOLATION_GAP apart; else None."""
+    at = [f for px, f in points if abs(px - x) <= X_TOL]
+    if at:
+        return at[0]
     for (x0, f0), (x1, f1) in zip(points, points[1:], strict=False):
-        if x0 - X_TOL <= x <= x1 + X_TOL:
-            return f0 if x1 - x0 <= X_TOL else f0 + (f1 - f0) * (x - x0) / (x1 - x0)
-    return points[0][1]  # a single point at x
+        if x0 < x < x1:
+            return (
+                f0 + (f1 - f0) * (x - x0) / (x1 - x0) if x1 - x0 <= MAX_INTERPOLATION_GAP else None
+            )
+    return None
 
 
 def stated_at(points: list[tuple], x: float) -> list[tuple]:
@@ -304,6 +310,13 @@ def compare_band_diagram(
         )
         matched += got
         missing += lost
+    xs = [c["k_path"] for c in columns]
+    far = [p for p in labelled if not any(abs(p[0] - x) <= MAX_INTERPOLATION_GAP for x in xs)]
+    if far and columns:
+        notes.append(
+            f"{len(far)} digitized point(s) farther than {MAX_INTERPOLATION_GAP:g} (k path) from "
+            "every measured k: not compared (the run has no k near them)"
+        )
     if not columns:
         notes.append("the record has no Harminv run at a k point on the stated path")
     bands = per_band(matched, missing)

@@ -457,6 +457,13 @@ def compare_table(
         rows.append(entry | {"values": values})
     untrusted = sum(1 for x in modes if not x["trusted"])
     compared = bool(classes)
+    unmatched = [n for n in table.get("labels", []) if n not in MATCHED_LABELS]
+    notes = ["" if compared else "no value compared in code (analyst only): PARTIAL at most"]
+    if unmatched:
+        notes.append(
+            f"labels {', '.join(unmatched)} name the rows only: the record does not tell "
+            "modes apart by them"
+        )
     return {
         "figure_id": table["table_id"],
         "kind": "table",
@@ -465,7 +472,7 @@ def compare_table(
         "missing": missing,
         "modes_in_record": len(modes),
         "untrusted_modes": untrusted,
-        "note": "" if compared else "no value compared in code (analyst only): PARTIAL at most",
+        "note": "; ".join(n for n in notes if n),
         "curves": [],
     }
 

@@ -151,3 +151,11 @@ def test_band_numbers_are_citable():
     assert math.isclose(numbers["fig2/band3.max_rel"], 0.03 / 1.03, rel_tol=1e-6)
     assert numbers["fig2/gap1.stated_lower"] == 0.35
     assert math.isclose(numbers["fig2/gap1.lower"], 0.35)
+
+
+def test_a_band_given_only_at_symmetry_points_is_compared_there_only():
+    sparse = [(x, band(n, x), n) for n in (1, 2) for x in (0.0, 1.0, 2.0, 3.0)]
+    entry = bands.compare_band_diagram("fig2", DIAGRAM, sparse, record())
+    assert entry["classification"] == "SUCCESS", entry["bands"]
+    assert {p["k_path"] for p in entry["points"]} == {0.0, 1.0, 2.0, 3.0}
+    assert by_band(entry)[1]["points"] == 4  # never a straight line from Γ to X

@@ -237,3 +237,19 @@ def test_q_thresholds_are_on_a_log_scale():
     assert th.classify_value(th.QUALITY_FACTOR, math.log10(2)) == "FAILURE"
     assert th.classify_value(th.QUALITY_FACTOR, math.log10(1.2)) == "SUCCESS"
     assert th.classify_value(th.MODE_FREQUENCY, 0.03) != "SUCCESS"
+
+
+def test_labels_the_record_cannot_tell_apart_are_said_so():
+    table = {
+        **TABLE,
+        "labels": ["m", "parity"],
+        "rows": [{"m": 5, "parity": "even", "frequency": 0.3012}],
+    }
+    entry = modes.compare_table(table, record())
+    assert entry["rows"][0]["labels"] == {"m": 5, "parity": "even"}
+    assert "parity name the rows only" in entry["note"]
+    other = {**TABLE, "columns": [{"name": "x", "measure": "other", "unit": "1"}]}
+    other["rows"] = [{"m": 5, "x": 3.0}]
+    got = modes.compare_table(other, record())
+    assert got["classification"] == "PARTIAL" and "analyst only" in got["note"]
+    assert got["rows"][0]["values"][0]["status"] == "not_compared"
