@@ -166,3 +166,25 @@ def test_the_report_shows_a_table_and_a_band_diagram(tmp_path, q5):
     assert "| 1 | 13 | 0 | 0.00% | 0.00% | SUCCESS |" in md
     assert "| 1 | 0.35–0.5 | 0.35–0.5 |" in md
     assert "omega = 0" in md
+
+
+def test_the_report_step_places_a_table_and_a_band_diagram(tmp_path):
+    from reprolab.steps.report import figure_comparison
+
+    band, table = compared(tmp_path, q5=3e8)
+    paper = FakePaper(tmp_path, tm.TABLE)
+    (tmp_path / "fig2.png").write_bytes(Path(band["overlay"]).read_bytes())
+    records = SimpleNamespace(designs={"stage1": {}}, analyses={"stage1": {"per_figure": []}})
+    out_dir = tmp_path / "report"
+    (out_dir / "assets").mkdir(parents=True)
+    run = SimpleNamespace(paper=paper)
+    md = "\n".join(
+        figure_comparison(run, records, ("tab1", "stage1", table), out_dir / "assets", out_dir)
+    )
+    assert "![tab1: paper against run](../stage1/overlay_tab1.png)" in md
+    assert "above_measurable" in md and "classification **FAILURE**" in md
+    md = "\n".join(
+        figure_comparison(run, records, ("fig2", "stage1", band), out_dir / "assets", out_dir)
+    )
+    assert (out_dir / "assets" / "fig2_paper.png").is_file()
+    assert "![fig2 overlay](../stage1/overlay_fig2.png)" in md and "| band | points |" in md
