@@ -360,6 +360,8 @@ def summary_table(figure_rows: list[tuple]) -> list[str]:
             _fmt(_worst_metric(metrics, key), "%")
             for key in ("rms_rel", "max_abs_rel", "feature_shift_rel")
         )
+        if fig.get("kind") in modes_report.MODE_KINDS:
+            worst = modes_report.summary_cells(fig)
         qual = " (qualitative: compared visually, no digitized data)" * bool(fig.get("qualitative"))
         md.append(f"| {fig_id} | {stage_id} | **{fig['classification']}**{qual} | {worst} |")
     md += ["", "Classification thresholds (canonical, `reprolab/physics/thresholds.py`):", ""]

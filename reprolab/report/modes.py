@@ -123,3 +123,20 @@ def mode_tables(entry: dict) -> list[str]:
     )
     md += ["", f"Thresholds: {limits}."]
     return [*md, *(f"Note: {n}" for n in notes)]
+
+
+def summary_cells(entry: dict) -> str:
+    """The report's summary-table cells (RMS, max, shift) of a table or band diagram:
+    a band diagram's worst band RMS and max relative error; a table's largest relative
+    frequency error (a mode's shift)."""
+    if entry.get("kind") == "band_diagram":
+        rms = [b["rms_rel"] for b in entry.get("bands", []) if b.get("rms_rel") is not None]
+        top = [b["max_rel"] for b in entry.get("bands", []) if b.get("max_rel") is not None]
+        return f"{_num(max(rms, default=None), '.2%')} | {_num(max(top, default=None), '.2%')} | –"
+    shifts = [
+        abs(v["error"])
+        for row in entry.get("rows", [])
+        for v in row["values"]
+        if v["measure"] in ("mode_frequency", "mode_wavelength") and v.get("error") is not None
+    ]
+    return f"– | – | {_num(max(shifts, default=None), '.2%')}"

@@ -188,3 +188,32 @@ def test_the_report_step_places_a_table_and_a_band_diagram(tmp_path):
     )
     assert (out_dir / "assets" / "fig2_paper.png").is_file()
     assert "![fig2 overlay](../stage1/overlay_fig2.png)" in md and "| band | points |" in md
+
+
+def test_the_summary_table_shows_band_and_mode_errors(tmp_path):
+    band, table = compared(tmp_path)
+    rows = [("fig2", "stage1", band), ("tab1", "stage1", table)]
+    md = "\n".join(markdown.summary_table(rows))
+    assert "| fig2 | stage1 | **SUCCESS** | 0.00% | 0.00% | – |" in md
+    assert "| tab1 | stage1 | **SUCCESS** | – | – | 0.00% |" in md
+    assert "`q_log10`" in md and "`band_max_rel`" in md  # the thresholds table lists them
+
+
+def test_the_compare_step_writes_mode_results_beside_the_curves(tmp_path, monkeypatch):
+    from reprolab.fileio import read_json
+    from reprolab.steps import compare as compare_step
+
+    stage = stage_with_record(tmp_path, q5=240)
+    (stage / "design.json").write_text("{}")
+    (stage / "checks.json").write_text('{"verdict": "pass", "checks": []}')
+    design = SimpleNamespace(stage_id="stage1", figure_outputs=[], mode_results=["tab1", "fig2"])
+    monkeypatch.setattr(compare_step, "load_design", lambda _p: SimpleNamespace(output=design))
+    run = SimpleNamespace(paper=FakePaper(tmp_path, tm.TABLE))
+    compare_step.compare_stage(
+        run, stage / "design.json", stage / "checks.json", stage / "comparison.json"
+    )
+    written = read_json(stage / "comparison.json")
+    got = {f["figure_id"]: f for f in written["figures"]}
+    assert got["tab1"]["classification"] == "FAILURE" and got["fig2"]["classification"] == "SUCCESS"
+    assert {t["metric"] for t in written["thresholds"]} >= {"q_log10", "band_rms_rel"}
+    assert compare.recompute_comparison(written, {}) == []
