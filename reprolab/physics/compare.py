@@ -382,6 +382,7 @@ def recheck_mode_entry(fig: dict) -> list[str]:
         if fresh != b["class"]:
             out.append(f"{where}: band {b['band']} stored {b['class']}, recomputed {fresh}")
     classes += [g["class"] for g in fig.get("gaps", [])]
+    classes += [kv["class"] for kv in fig.get("key_values", []) if kv.get("class")]
     expected = th.worst(classes) if classes else fig.get("classification")
     if fig.get("kind") == "band_diagram" and not fig.get("bands"):
         expected = "FAILURE"
@@ -401,6 +402,9 @@ def comparison_numbers(comparison: dict) -> dict[str, float]:
         if fig.get("kind") in MODE_KINDS:
             table = fig["kind"] == "table"
             numbers.update(modes.table_numbers(fig) if table else bands.band_numbers(fig))
+            for kv in fig.get("key_values", []):  # claim: curve `key_values`, its quantity
+                if kv.get("sim") is not None:
+                    numbers[f"{fig['figure_id']}/key_values.{kv['quantity']}"] = kv["sim"]
             continue
         for curve in fig["curves"]:
             base = f"{fig['figure_id']}/{curve['curve_id']}"

@@ -13,14 +13,10 @@ from __future__ import annotations
 
 import math
 
+from reprolab import units
 from reprolab.physics import harminv
 from reprolab.physics import thresholds as th
 
-# Frequency units that are numerically c/a (a paper's normalized frequency).
-NORMALIZED_FREQUENCY = {"c/a", "a/lambda", "a/λ", "ωa/2πc", "omega a/2 pi c", "1"}
-LENGTH_IN_M = {"nm": 1e-9, "um": 1e-6, "µm": 1e-6, "μm": 1e-6, "mm": 1e-3, "m": 1.0}
-FREQUENCY_IN_HZ = {"Hz": 1.0, "GHz": 1e9, "THz": 1e12, "PHz": 1e15}
-C0 = 299792458.0
 # Modes of one k (or one m) closer than this relative frequency are one mode seen by
 # several Harminv monitors or runs.
 SAME_MODE_REL = 1e-4
@@ -125,37 +121,22 @@ def same_k(a, b) -> bool:
 # --- units ----------------------------------------------------------------------------
 
 
-def _a_in_m(unit_length: dict | None, field: str) -> float:
-    if not unit_length:
-        raise UnitProblem(
-            f"column '{field}': converting between c/a and physical units needs the "
-            "paper's unit_length (metadata `unit_length: {value: 500, unit: nm}`)"
-        )
-    return float(unit_length["value"]) * LENGTH_IN_M[unit_length["unit"]]
+def _convert(value: float, src: tuple[str, str], dst: tuple[str, str], a_m, field: str) -> float:
+    try:
+        return units.convert([value], src, dst, a_m)[0]
+    except units.UnitError as exc:
+        raise UnitProblem(f"column '{field}': {exc}") from None
 
 
-def frequency_in(f: float, unit: str, unit_length: dict | None, field: str) -> float:
-    """A frequency in c/a expressed in a column's unit (c/a-like, or Hz..PHz with a)."""
-    if unit in NORMALIZED_FREQUENCY:
-        return f
-    if unit in FREQUENCY_IN_HZ:
-        return f * C0 / _a_in_m(unit_length, field) / FREQUENCY_IN_HZ[unit]
-    raise UnitProblem(
-        f"column '{field}': frequency unit '{unit}' (valid: {sorted(NORMALIZED_FREQUENCY)}, "
-        f"{sorted(FREQUENCY_IN_HZ)})"
-    )
+def frequency_in(f: float, unit: str, a_m: float | None, field: str) -> float:
+    """A frequency (or a frequency difference) in c/a in a column's frequency unit; a
+    physical unit needs the paper's length a (`a_m`, metres)."""
+    return f * _convert(1.0, ("frequency", "c/a"), ("frequency", unit), a_m, field)
 
 
-def wavelength_in(f: float, unit: str, unit_length: dict | None, field: str) -> float:
+def wavelength_in(f: float, unit: str, a_m: float | None, field: str) -> float:
     """The vacuum wavelength of a mode of frequency f (c/a), in a column's unit."""
-    lam_a = 1.0 / f
-    if unit == "a":
-        return lam_a
-    if unit in LENGTH_IN_M:
-        return lam_a * _a_in_m(unit_length, field) / LENGTH_IN_M[unit]
-    raise UnitProblem(
-        f"column '{field}': wavelength unit '{unit}' (valid: a, {sorted(LENGTH_IN_M)})"
-    )
+    return _convert(f, ("frequency", "c/a"), ("wavelength", unit), a_m, field)
 
 
 # --- matching a row -------------------------------------------------------------------
@@ -174,16 +155,20 @@ def resolve_k(label, k_points: dict[str, list[float]]):
     )
 
 
-def stated_frequency(row: dict, columns: list[dict], unit_length: dict | None) -> float | None:
+def stated_frequency(row: dict, columns: list[dict], a_m: float | None) -> float | None:
     """The row's stated mode frequency in c/a (from a frequency or wavelength column)."""
     for col in columns:
         value = row.get(col["name"])
         if value is None:
             continue
         if col["measure"] == "mode_frequency":
-            return value / frequency_in(1.0, col["unit"], unit_length, col["name"])
+            return _convert(
+                value, ("frequency", col["unit"]), ("frequency", "c/a"), a_m, col["name"]
+            )
         if col["measure"] == "mode_wavelength":
-            return 1.0 / (value / wavelength_in(1.0, col["unit"], unit_length, col["name"]))
+            return _convert(
+                value, ("wavelength", col["unit"]), ("frequency", "c/a"), a_m, col["name"]
+            )
     return None
 
 
@@ -219,7 +204,7 @@ def candidates(row: dict, modes: list[dict], k_points: dict) -> tuple[list[dict]
     return distinct(pool), ""
 
 
-def match_row(row: dict, modes: list[dict], columns, k_points, unit_length) -> tuple:
+def match_row(row: dict, modes: list[dict], columns, k_points, a_m) -> tuple:
     """(matched mode or None, the other candidates, why none)."""
     try:
         pool, why = candidates(row, modes, k_points)
@@ -227,7 +212,7 @@ def match_row(row: dict, modes: list[dict], columns, k_points, unit_length) -> t
         return None, [], str(exc.args[0])
     if not pool:
         return None, [], why
-    f = stated_frequency(row, columns, unit_length)
+    f = stated_frequency(row, columns, a_m)
     if f is None:
         if len(pool) == 1:
             return pool[0], pool, ""
@@ -293,7 +278,7 @@ def q_value(stated: float, mode: dict) -> dict:
     }
 
 
-def linewidth_value(stated: float, col: dict, mode: dict, unit_length) -> dict:
+def linewidth_value(stated: float, col: dict, mode: dict, a_m) -> dict:
     window = mode["window"]
     if not harminv.q_measurable(mode, window):
         return {
@@ -304,22 +289,22 @@ def linewidth_value(stated: float, col: dict, mode: dict, unit_length) -> dict:
             "status": "above_measurable",
             "class": "FAILURE",
         }
-    width = frequency_in(mode["freq"] / mode["Q"], col["unit"], unit_length, col["name"])
+    width = frequency_in(mode["freq"] / mode["Q"], col["unit"], a_m, col["name"])
     return _log_factor(stated, width, th.LINEWIDTH)
 
 
-def splitting_value(stated: float, col: dict, mode: dict, pool: list[dict], unit_length) -> dict:
+def splitting_value(stated: float, col: dict, mode: dict, pool: list[dict], a_m) -> dict:
     others = [x for x in pool if x is not mode and not x.get("zero")]
     if not others:
         return {"measured": None, "status": "missing", "class": "FAILURE"} | {
             "note": "no second mode at these labels to split from"
         }
     near = min(others, key=lambda x: abs(x["freq"] - mode["freq"]))
-    split = frequency_in(abs(near["freq"] - mode["freq"]), col["unit"], unit_length, col["name"])
+    split = frequency_in(abs(near["freq"] - mode["freq"]), col["unit"], a_m, col["name"])
     return _relative(stated, split, th.SPLITTING)
 
 
-def gap_value(row: dict, col: dict, stated: float, modes: list[dict], unit_length) -> dict:
+def gap_value(row: dict, col: dict, stated: float, modes: list[dict], a_m) -> dict:
     """gap_lower / gap_upper / gap_midgap_ratio of the gap above band `row['band']`: the
     band's maximum and the next band's minimum over every k of the record."""
     if row.get("band") is None:
@@ -344,7 +329,7 @@ def gap_value(row: dict, col: dict, stated: float, modes: list[dict], unit_lengt
             "class": cls,
         }
     edge = lower if col["measure"] == "gap_lower" else upper
-    return _relative(stated, frequency_in(edge, col["unit"], unit_length, col["name"]), th.GAP_EDGE)
+    return _relative(stated, frequency_in(edge, col["unit"], a_m, col["name"]), th.GAP_EDGE)
 
 
 def band_extremes(modes: list[dict], n: int) -> tuple[float, float] | None:
@@ -368,7 +353,7 @@ def band_extremes(modes: list[dict], n: int) -> tuple[float, float] | None:
     return max(lows), min(highs)
 
 
-def compare_value(col: dict, stated, mode, pool, row, modes, unit_length) -> dict:
+def compare_value(col: dict, stated, mode, pool, row, modes, a_m) -> dict:
     """One stated value of a row against the matched mode."""
     base = {"name": col["name"], "measure": col["measure"], "unit": col["unit"], "stated": stated}
     measure = col["measure"]
@@ -380,21 +365,21 @@ def compare_value(col: dict, stated, mode, pool, row, modes, unit_length) -> dic
                 | {"note": "compared by the analyst only"}
             )
         if measure.startswith("gap_"):
-            return base | gap_value(row, col, stated, modes, unit_length)
+            return base | gap_value(row, col, stated, modes, a_m)
         if mode is None:
             return base | {"measured": None, "status": "missing", "class": "FAILURE"}
         if measure == "mode_frequency":
-            f = frequency_in(mode["freq"], col["unit"], unit_length, col["name"])
+            f = frequency_in(mode["freq"], col["unit"], a_m, col["name"])
             return base | _relative(stated, f, th.MODE_FREQUENCY)
         if measure == "mode_wavelength":
-            lam = wavelength_in(mode["freq"], col["unit"], unit_length, col["name"])
+            lam = wavelength_in(mode["freq"], col["unit"], a_m, col["name"])
             return base | _relative(stated, lam, th.MODE_FREQUENCY)
         if measure == "quality_factor":
             return base | q_value(stated, mode)
         if measure == "linewidth":
-            return base | linewidth_value(stated, col, mode, unit_length)
+            return base | linewidth_value(stated, col, mode, a_m)
         if measure == "splitting":
-            return base | splitting_value(stated, col, mode, pool, unit_length)
+            return base | splitting_value(stated, col, mode, pool, a_m)
     except UnitProblem as exc:
         return (
             base
@@ -428,10 +413,12 @@ def compare_table(
     table: dict,
     sims: list[dict],
     k_points: dict[str, list[float]] | None = None,
-    unit_length: dict | None = None,
+    unit_length_m: float | None = None,
 ) -> dict:
     """A table (`table_id`, `labels`, `columns`: name/measure/unit, `rows`) against the
-    record's modes: the comparison.json entry of kind `table`."""
+    record's modes: the comparison.json entry of kind `table`. `k_points`: symmetry-point
+    labels (2π/a); `unit_length_m`: the paper's a in metres (for physical units)."""
+    a_m = unit_length_m
     modes = record_modes(sims)
     rows, classes, missing = [], [], 0
     for row in table["rows"]:
@@ -440,14 +427,11 @@ def compare_table(
         mode, pool, why = None, [], ""
         if any(c["measure"] in MODE_MEASURES for c in stated):  # gaps need no one mode
             try:
-                mode, pool, why = match_row(
-                    row, modes, table["columns"], k_points or {}, unit_length
-                )
+                mode, pool, why = match_row(row, modes, table["columns"], k_points or {}, a_m)
             except UnitProblem as exc:
                 why = str(exc)
         values = [
-            compare_value(col, row[col["name"]], mode, pool, row, modes, unit_length)
-            for col in stated
+            compare_value(col, row[col["name"]], mode, pool, row, modes, a_m) for col in stated
         ]
         entry = {"labels": labels, "matched": matched_summary(mode) if mode else None}
         if mode is None and why:

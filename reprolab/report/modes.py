@@ -107,6 +107,23 @@ def missing_lines(entry: dict) -> list[str]:
     return ["", f"Modes the paper shows that the run did not find (missing): {shown}{more}."]
 
 
+def key_value_rows(entry: dict) -> list[str]:
+    """The paper's key values read off this table or band diagram."""
+    found = entry.get("key_values") or []
+    if not found:
+        return []
+    md = ["", "Key values the paper states, read off the run's modes:", ""]
+    md += table_header("key value", "labels", "paper", "run", "error", "status", "class")
+    for kv in found:
+        unit = "" if kv.get("unit") in (None, "", "1") else f" {kv['unit']}"
+        status = kv["status"] + (f": {kv['note']}" if kv.get("note") else "")
+        md.append(
+            f"| {kv['quantity']} | {_labels(kv['labels'])} | {_num(kv['value'])}{unit} | "
+            f"{_num(kv.get('sim'))} | {_error(kv)} | {status} | {kv['class']} |"
+        )
+    return md
+
+
 def mode_tables(entry: dict) -> list[str]:
     """The tables of a table or band diagram entry, with its notes and thresholds."""
     if entry.get("error"):
@@ -118,6 +135,7 @@ def mode_tables(entry: dict) -> list[str]:
     else:
         md = [*band_rows(entry), *gap_rows(entry), *missing_lines(entry)]
         bands = (th.BAND_RMS, th.BAND_MAX, th.GAP_EDGE)
+    md += key_value_rows(entry)
     limits = "; ".join(
         f"`{b.metric}` SUCCESS ≤ {b.acceptable:g}, PARTIAL ≤ {b.investigate:g}" for b in bands
     )

@@ -4,10 +4,15 @@ record, and what the other steps need to treat a table id as a target like a fig
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from reprolab.physics import bands, modes
+from reprolab.physics import thresholds as th
 from reprolab.physics.record_checks import load_record
+
+# Key-value kinds read off a table or a band diagram (the others: off a curve).
+MODE_KEY_KINDS = ("mode_frequency", "quality_factor", "gap_lower", "gap_upper", "gap_midgap_ratio")
 
 
 def _dump(obj) -> dict:
@@ -64,12 +69,12 @@ def k_labels(paper) -> dict[str, list[float]]:
     return out
 
 
-def unit_length(paper) -> dict | None:
-    found = getattr(paper.meta, "unit_length", None)
-    return _dump(found) if found is not None else None
+def unit_length(paper) -> float | None:
+    """The paper's length a in metres (metadata `unit_length`), or None."""
+    return getattr(paper, "unit_length_m", None)
 
 
-def _in_ca(values, unit: str, a: dict | None, where: str) -> list:
+def _in_ca(values, unit: str, a: float | None, where: str) -> list:
     """Frequencies of a figure's y axis in c/a (a c/a-like unit: as they are)."""
     scale = modes.frequency_in(1.0, unit, a, where)
     return [None if v is None else v / scale for v in values]
@@ -91,6 +96,79 @@ def compare_band(paper, figure_id: str, sims: list[dict]) -> dict:
     return entry
 
 
+def key_value_table(kv, table: dict | None, gaps: list[dict]) -> tuple[dict, str]:
+    """A mode key value as a one-row table (its value in column `v`), or why it cannot
+    be read. The row's labels: the key value's (and its band); on a table, a key value
+    that restates one row's value also takes that row's labels and stated frequency (a
+    `highest Q` names its mode through its row); a gap without a band on a band diagram
+    is its one stated gap."""
+    row = dict(kv.labels or {}) | ({"band": kv.band} if kv.band is not None else {})
+    columns = [{"name": "v", "measure": kv.kind, "unit": kv.unit}]
+    same = [
+        r
+        for r in (table or {}).get("rows", [])
+        for c in table["columns"]
+        if c["measure"] == kv.kind and _equal(r.get(c["name"]), kv.value)
+    ]
+    if len(same) == 1:
+        row = {name: same[0][name] for name in table["labels"] if name in same[0]} | row
+        finds = ("mode_frequency", "mode_wavelength")  # the row's frequency finds its mode
+        for c in table["columns"]:
+            if c["measure"] in finds and kv.kind not in finds and same[0].get(c["name"]):
+                row[f"row_{c['name']}"] = same[0][c["name"]]
+                columns.append({**c, "name": f"row_{c['name']}"})
+    if kv.kind.startswith("gap_") and "band" not in row:
+        if len(gaps) != 1:
+            why = f"key value '{kv.quantity}': a gap needs `band` (the band below it); "
+            return {}, why + f"the result states {len(gaps)} gap(s)"
+        row["band"] = gaps[0]["below_band"]
+    labels = [name for name in row if name in modes.MATCHED_LABELS + ("parity", "polarization")]
+    return {
+        "table_id": "key_value",
+        "labels": labels,
+        "columns": columns,
+        "rows": [row | {"v": kv.value}],
+    }, ""
+
+
+def _equal(a, b) -> bool:
+    return isinstance(a, (int, float)) and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def key_values(paper, rid: str, sims: list[dict], k_points: dict, gaps: list[dict]) -> list:
+    """The paper's key values of mode kinds on this table or band diagram, each read
+    off the record like a one-row table (labels, band) and classified."""
+    table = _dump(paper.table(rid)) if is_table(paper, rid) else None
+    out = []
+    for kv in getattr(paper.meta, "key_values", []):
+        if kv.figure != rid or kv.kind not in MODE_KEY_KINDS:
+            continue
+        one, why = key_value_table(kv, table, gaps)
+        entry = {"quantity": kv.quantity, "kind": kv.kind, "value": kv.value, "unit": kv.unit}
+        if why:
+            out.append(entry | {"labels": {}, "sim": None, "status": "not_compared", "note": why})
+            out[-1]["class"] = "FAILURE"
+            continue
+        got = modes.compare_table(one, sims, k_points, unit_length(paper))
+        value = next(v for v in got["rows"][0]["values"] if v["name"] == "v")
+        entry |= {"labels": got["rows"][0]["labels"], "sim": value.get("measured")}
+        entry |= {"error": value.get("error"), "error_kind": value.get("error_kind")}
+        entry |= {"status": value["status"], "class": value["class"] or "FAILURE"}
+        note = value.get("note") or got["rows"][0].get("note")
+        out.append(entry | ({"note": note} if note else {}))
+    return out
+
+
+def with_key_values(entry: dict, paper, rid: str, sims, k_points, gaps) -> dict:
+    found = key_values(paper, rid, sims, k_points, gaps)
+    if found:
+        entry["key_values"] = found
+        entry["classification"] = th.worst(
+            [entry["classification"], *(kv["class"] for kv in found)]
+        )
+    return entry
+
+
 def compare_mode_results(run, design, stage_dir: Path) -> list[dict]:
     """One comparison.json entry per id of the design's `mode_results`, from the run's
     record (a table: `modes.compare_table`; a band diagram: `bands.compare_band_diagram`),
@@ -105,14 +183,17 @@ def compare_mode_results(run, design, stage_dir: Path) -> list[dict]:
     for rid in ids:
         out_png = Path(stage_dir) / f"overlay_{rid}.png"
         try:
+            k_points = k_labels(run.paper)
             if is_table(run.paper, rid):
                 table = _dump(run.paper.table(rid))
-                entry = modes.compare_table(
-                    table, sims, k_labels(run.paper), unit_length(run.paper)
-                )
+                entry = modes.compare_table(table, sims, k_points, unit_length(run.paper))
+                entry = with_key_values(entry, run.paper, rid, sims, k_points, [])
                 entry["overlay"] = plots.table_overlay(entry, out_png)
-            elif band_diagram(run.paper, rid) is not None:
+            elif (diagram := band_diagram(run.paper, rid)) is not None:
                 entry = compare_band(run.paper, rid, sims)
+                own = {p["label"]: p["k"] for p in diagram["k_path"]}  # its own labels first
+                gaps = diagram.get("gaps") or []
+                entry = with_key_values(entry, run.paper, rid, sims, k_points | own, gaps)
                 entry["overlay"] = plots.band_overlay(run.paper, entry, out_png)
             else:
                 entry = _not_a_mode_result(rid)

@@ -174,16 +174,11 @@ def test_physical_units_need_the_unit_length():
     without = modes.compare_table(table, record())
     assert without["rows"][0]["matched"] is None and "unit_length" in without["rows"][0]["note"]
     assert without["classification"] == "FAILURE"
-    given = modes.compare_table(table, record(), unit_length={"value": 500, "unit": "nm"})
+    given = modes.compare_table(table, record(), unit_length_m=500e-9)
     assert given["classification"] == "SUCCESS"
     lam = {**table, "columns": [{"name": "f", "measure": "mode_wavelength", "unit": "nm"}]}
     lam["rows"] = [{"m": 5, "f": 500 / 0.3012}]
-    assert (
-        modes.compare_table(lam, record(), unit_length={"value": 500, "unit": "nm"})[
-            "classification"
-        ]
-        == "SUCCESS"
-    )
+    assert modes.compare_table(lam, record(), unit_length_m=500e-9)["classification"] == "SUCCESS"
 
 
 def test_linewidth_splitting_and_gap_values():
