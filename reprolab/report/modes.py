@@ -26,9 +26,9 @@ def _error(v: dict) -> str:
     if v.get("error") is None:
         return "–"
     if v.get("error_kind") == "log10_factor":
-        return f"×{10 ** v['error']:.3g} (log10 {v['error']:+.3f})"
+        return f"×{10 ** v['error']:.4g} (log10 {v['error']:+.3f})"
     if v.get("error_kind") == "relative":
-        return f"{v['error'] * 100:+.2f} %"
+        return f"{v['error'] * 100:+.3g} %"
     return f"{v['error']:+.4g}"
 
 
@@ -42,8 +42,8 @@ def _measured(v: dict) -> str:
 def table_rows(entry: dict) -> list[str]:
     """One line per stated value: the row's labels, stated, measured, error, status."""
     md = table_header("labels", "value", "stated", "measured", "error", "status", "class")
-    for row in entry.get("rows", []):
-        labels = _labels(row["labels"])
+    for i, row in enumerate(entry.get("rows", [])):
+        labels = _labels(row["labels"]) if row["labels"] else f"row {i + 1}"
         if not row["values"]:
             md.append(f"| {labels} | – | – | – | – | {row.get('note') or '–'} | – |")
         for v in row["values"]:

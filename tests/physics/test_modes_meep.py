@@ -78,3 +78,50 @@ def test_meep_bands_of_a_rod_lattice_against_mpb(tmp_path):
     assert [b["points"] for b in got["bands"]] == [3, 1]
     assert got["bands"][0]["class"] == "SUCCESS"
     assert got["gaps"][0]["lower_rel"] < 0.01
+
+
+RING_SCRIPT = textwrap.dedent(
+    """
+    import sys
+    sys.path.insert(0, {repo!r})
+    from reprolab.physics.as_built import install_as_built_recorder
+    install_as_built_recorder({workdir!r})
+    import meep as mp
+
+    ring = [mp.Cylinder(radius=2, material=mp.Medium(index=3.4)), mp.Cylinder(radius=1)]
+    src = [mp.Source(mp.GaussianSource(0.15, fwidth=0.1), mp.Ez, mp.Vector3(1.1))]
+    sim = mp.Simulation(cell_size=mp.Vector3(16, 16), geometry=ring, sources=src,
+                        boundary_layers=[mp.PML(2)], resolution=10,
+                        symmetries=[mp.Mirror(mp.Y)])
+    sim.run(mp.after_sources(mp.Harminv(mp.Ez, mp.Vector3(1.1), 0.15, 0.1)),
+            until_after_sources=300)
+    """
+)
+
+
+def test_meep_ring_tutorial_against_its_table(tmp_path):
+    """Meep's ring resonator tutorial (10 px/a) against the table the paper format's
+    example states: f 0.11810 / 0.14716 / 0.17525 and Q 80.7 / 316 / 1677. Measured:
+    Q 80.68 / 316.3 / 1679.3, frequencies within 2e-5 relative: SUCCESS; the same run
+    against a Q stated twice as high is FAILURE."""
+    from types import SimpleNamespace
+
+    from reprolab.paper import Paper
+    from reprolab.steps import mode_results
+    from tests.core.test_paper_modes import RING, write_paper
+
+    stage = tmp_path / "stage1"
+    (stage / "run").mkdir(parents=True)
+    script = tmp_path / "ring.py"
+    script.write_text(RING_SCRIPT.format(repo=str(REPO), workdir=str(stage / "run")))
+    subprocess.run([sys.executable, str(script)], check=True, capture_output=True, timeout=300)
+    paper = Paper(write_paper(tmp_path / "paper", RING))
+    design = SimpleNamespace(mode_results=["tab1"])
+    (entry,) = mode_results.compare_mode_results(SimpleNamespace(paper=paper), design, stage)
+    assert entry["classification"] == "SUCCESS", entry
+    q = [v for r in entry["rows"] for v in r["values"] if v["name"] == "Q"]
+    assert [round(v["measured"]) for v in q] == [81, 316, 1679]
+    doubled = RING.replace("Q: 1677}", "Q: 3354}")
+    paper = Paper(write_paper(tmp_path / "paper2", doubled))
+    (entry,) = mode_results.compare_mode_results(SimpleNamespace(paper=paper), design, stage)
+    assert entry["classification"] == "FAILURE"
