@@ -29,6 +29,8 @@ def _error(v: dict) -> str:
         return f"×{10 ** v['error']:.4g} (log10 {v['error']:+.3f})"
     if v.get("error_kind") == "relative":
         return f"{v['error'] * 100:+.3g} %"
+    if v.get("unit") == "%":  # a ratio stated in %: its error is a fraction
+        return f"{v['error'] * 100:+.3g} points"
     return f"{v['error']:+.4g}"
 
 

@@ -22,7 +22,7 @@ from reprolab.fileio import read_json
 from reprolab.gates import clarify
 from reprolab.physics import lint
 from reprolab.settings import PaperRun
-from reprolab.steps import eligibility, mode_results
+from reprolab.steps import eligibility
 from reprolab.steps.blocking import block
 from reprolab.steps.review import reviewed_loop
 from reprolab.steps.static import static_findings
@@ -58,12 +58,6 @@ def design_problems(design: SimulationDesign, stage: PlanStage, run: PaperRun, m
                 f"(targets: {stage.target_figures})"
             )
             continue
-        if mode_results.is_table(run.paper, fo.figure_id):
-            problems.append(
-                f"figure_outputs: '{fo.figure_id}' is a table: list it in mode_results "
-                "(compared from the run-time record's Harminv modes)"
-            )
-            continue
         if (run.paper.figure(fo.figure_id).field_map is None) != (fo.dataset is None):
             problems.append(
                 f"figure_outputs: {fo.figure_id} "
@@ -91,41 +85,10 @@ def design_problems(design: SimulationDesign, stage: PlanStage, run: PaperRun, m
                         f"(columns: {spec.columns})"
                     )
         covered.add((fo.figure_id, fo.curve_id))
-    problems += mode_result_problems(design, stage, run)
-    from_record = mode_results.mode_result_ids(design)
     for fig_id in stage.target_figures:
-        if fig_id in from_record or mode_results.is_table(run.paper, fig_id):
-            continue  # measured from the Harminv record, no output file
         for curve in run.paper.figure(fig_id).curves:
             if (fig_id, curve.curve_id) not in covered:
                 problems.append(f"no output reproduces {fig_id} curve '{curve.curve_id}'")
-    return problems
-
-
-def mode_result_problems(design: SimulationDesign, stage: PlanStage, run: PaperRun) -> list:
-    """`mode_results` are targets of this stage that are tables or band diagrams, and
-    every table target is among them (a table has no curve an output could reproduce)."""
-    problems = []
-    ids = mode_results.mode_result_ids(design)
-    for rid in ids:
-        if rid not in stage.target_figures:
-            problems.append(
-                f"mode_results: '{rid}' is not a target of this stage "
-                f"(targets: {stage.target_figures})"
-            )
-        elif not mode_results.is_table(run.paper, rid) and (
-            mode_results.band_diagram(run.paper, rid) is None
-        ):
-            problems.append(
-                f"mode_results: '{rid}' is neither a table nor a figure with a band_diagram "
-                "(its curves are compared from output files: figure_outputs)"
-            )
-    for rid in stage.target_figures:
-        if mode_results.is_table(run.paper, rid) and rid not in ids:
-            problems.append(
-                f"table '{rid}' is a target: list it in mode_results (its modes are "
-                "measured with Harminv and compared from the run-time record)"
-            )
     return problems
 
 
@@ -164,7 +127,7 @@ def design_stage(
         block(run, out_design, stage_id, reason)
         return
     mats = stage_materials(stage, plan, validated)
-    figures = [mode_results.result_meta(run.paper, f) for f in stage.target_figures]
+    figures = [run.paper.figure(f).model_dump() for f in stage.target_figures]
     assumptions = [a.model_dump() for a in plan.assumptions]
     answers: list[dict] = []  # the user's answers to the designer's questions
 

@@ -11,7 +11,6 @@ import pytest
 
 from reprolab.physics import claims, compare
 from reprolab.report import markdown
-from reprolab.steps import design as design_step
 from reprolab.steps import mode_results
 from reprolab.steps.verdict import stage_status
 
@@ -137,17 +136,13 @@ def test_the_verdict_judges_a_table_target(tmp_path):
     assert "not reproduced: ['tab2']" in stage_status(stage, {"verdict": "pass"}, comparison)[1]
 
 
-def test_the_design_must_list_a_table_target_in_mode_results(tmp_path):
-    run = SimpleNamespace(paper=FakePaper(tmp_path, tm.TABLE))
-    stage = SimpleNamespace(target_figures=["fig2", "tab1"])
-    ok = SimpleNamespace(mode_results=["fig2", "tab1"])
-    assert design_step.mode_result_problems(ok, stage, run) == []
-    bad = SimpleNamespace(mode_results=["fig2", "fig7"])
-    problems = design_step.mode_result_problems(bad, stage, run)
-    assert any("'fig7' is not a target" in p for p in problems)
-    assert any("table 'tab1' is a target: list it in mode_results" in p for p in problems)
-    assert mode_results.result_meta(run.paper, "tab1")["kind"] == "table"
-    assert mode_results.result_image(run.paper, "tab1") is None
+def test_a_table_target_reads_as_a_result_without_image(tmp_path):
+    paper = FakePaper(tmp_path, tm.TABLE)
+    assert mode_results.result_meta(paper, "tab1")["kind"] == "table"
+    assert mode_results.result_image(paper, "tab1") is None
+    assert mode_results.result_image(paper, "fig2") == tmp_path / "fig2.png"
+    assert mode_results.result_ids(paper) == ["fig2", "tab1"]
+    assert mode_results.k_labels(paper)["X"] == [0.5, 0, 0]
 
 
 @pytest.mark.parametrize("q5", [120, 3e8])
