@@ -421,13 +421,18 @@ def compare_table(
     a_m = unit_length_m
     modes = record_modes(sims)
     rows, classes, missing = [], [], 0
+    # `order` counts from 0 in a table that uses 0 (a fundamental mode), else from 1
+    shift = 1 if any(r.get("order") == 0 for r in table["rows"]) else 0
     for row in table["rows"]:
         labels = {name: row.get(name) for name in table.get("labels", []) if name in row}
         stated = [c for c in table["columns"] if row.get(c["name"]) is not None]
         mode, pool, why = None, [], ""
         if any(c["measure"] in MODE_MEASURES for c in stated):  # gaps need no one mode
+            counted = row | (
+                {"order": row["order"] + shift} if row.get("order") is not None else {}
+            )
             try:
-                mode, pool, why = match_row(row, modes, table["columns"], k_points or {}, a_m)
+                mode, pool, why = match_row(counted, modes, table["columns"], k_points or {}, a_m)
             except UnitProblem as exc:
                 why = str(exc)
         values = [

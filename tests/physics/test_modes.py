@@ -248,3 +248,15 @@ def test_labels_the_record_cannot_tell_apart_are_said_so():
     got = modes.compare_table(other, record())
     assert got["classification"] == "PARTIAL" and "analyst only" in got["note"]
     assert got["rows"][0]["values"][0]["status"] == "not_compared"
+
+
+def test_order_counts_from_one_or_from_zero_as_the_table_does():
+    sims = [cyl_sim(5, [mode(0.30, 120), mode(0.36, 200), mode(0.42, 300)])]
+    base = {"table_id": "t", "labels": ["m", "order"]}
+    base["columns"] = [{"name": "Q", "measure": "quality_factor", "unit": "1"}]
+    one = modes.compare_table(base | {"rows": [{"m": 5, "order": 2, "Q": 200}]}, sims)
+    zero = modes.compare_table(
+        base | {"rows": [{"m": 5, "order": 1, "Q": 200}, {"m": 5, "order": 0, "Q": 120}]}, sims
+    )
+    assert one["classification"] == zero["classification"] == "SUCCESS"
+    assert one["rows"][0]["matched"]["freq"] == zero["rows"][0]["matched"]["freq"] == 0.36
