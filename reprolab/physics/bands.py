@@ -79,6 +79,23 @@ def measured_columns(sims: list[dict], path: list[dict]) -> tuple[list[dict], li
     return sorted(columns, key=lambda c: c["k_path"]), notes
 
 
+def of_polarization(sims: list[dict], polarization: str | None) -> tuple[list[dict], str]:
+    """The simulations of the diagram's polarization (TE or TM): a 2D simulation whose
+    sources excite only the other one is left out, and said so."""
+    if polarization not in ("TE", "TM"):
+        return sims, ""
+    other = [s for s in sims if modes_mod.polarization_of(s) not in (None, polarization)]
+    if not other:
+        return sims, ""
+    kept = [s for s in sims if s not in other]
+    only = modes_mod.polarization_of(other[0])
+    note = (
+        f"{len(other)} simulation(s) excite only {only} modes: left out of this "
+        f"{polarization} band diagram"
+    )
+    return kept, note
+
+
 def relative(stated: float, measured: float, scale: float) -> float:
     """|f_run - f_paper| / max(f_paper, floor): the floor keeps band 1 near Gamma (omega
     tending to 0) from turning a digitizing error into a large relative one."""
@@ -292,7 +309,9 @@ def compare_band_diagram(
     `band_diagram`: {k_path: [{label, k}], bands, gaps}; `points`: the digitized
     (k_path, frequency, band or None), frequencies in c/a."""
     path = band_diagram["k_path"]
+    sims, left_out = of_polarization(sims, band_diagram.get("polarization"))
     columns, notes = measured_columns(sims, path)
+    notes += [left_out] if left_out else []
     scale = max((abs(p[1]) for p in points), default=0.0) or 1.0
     labelled = [p for p in points if p[2] is not None]
     matched, missing, band_at = [], [], []

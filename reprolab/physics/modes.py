@@ -22,8 +22,9 @@ from reprolab.physics import thresholds as th
 SAME_MODE_REL = 1e-4
 # Two k points (2π/a) closer than this are the same k.
 K_TOL = 1e-6
-# Labels the record can match; the others (parity, polarization) only name the row.
-MATCHED_LABELS = ("m", "k", "band", "order")
+# Labels the record can match (polarization where a 2D run's sources tell it); parity
+# only names the row.
+MATCHED_LABELS = ("m", "k", "band", "order", "polarization")
 # Measures read off one matched mode (the others: gap values over the record, or none).
 MODE_MEASURES = ("mode_frequency", "mode_wavelength", "quality_factor", "linewidth", "splitting")
 MEASURES = (
@@ -51,6 +52,23 @@ def _k_of(run: dict, sim: dict):
     return None if k is None else [float(v) for v in (list(k) + [0.0, 0.0, 0.0])[:3]]
 
 
+# Meep's component numbers: a 2D run excited by Ez (or Hx, Hy) sees only TM modes (E
+# out of the plane), one excited by Hz (or Ex, Ey) only TE modes.
+TM_COMPONENTS = {4, 5, 6}
+TE_COMPONENTS = {9, 0, 1}
+
+
+def polarization_of(sim: dict) -> str | None:
+    """TM or TE of a 2D simulation from its sources' components; None when it cannot
+    tell (3D, mixed or unrecorded components)."""
+    found = {s.get("component") for s in sim.get("sources", [])}
+    if sim.get("dimensions") != 2 or not found or None in found:
+        return None
+    if found <= TM_COMPONENTS:
+        return "TM"
+    return "TE" if found <= TE_COMPONENTS else None
+
+
 def record_modes(sims: list[dict]) -> list[dict]:
     """Every Harminv mode of the record with where it was measured: simulation index,
     run, k_point (the run's, else the simulation's), m, the run's window (sim_time)
@@ -72,6 +90,7 @@ def record_modes(sims: list[dict]) -> list[dict]:
                             "k_point": _k_of(run, sim),
                             "m": m,
                             "cylindrical": bool(sim.get("cylindrical")),
+                            "polarization": polarization_of(sim),
                             "window": float(run.get("sim_time") or 0.0),
                             "trusted": ok,
                             "why": why,
@@ -180,6 +199,8 @@ def candidates(row: dict, modes: list[dict], k_points: dict) -> tuple[list[dict]
         if not pool:
             runs = sorted({x["m"] for x in modes if x["m"] is not None})
             return [], f"no trusted mode of a run with m = {row['m']} (m run: {runs or 'none'})"
+    if row.get("polarization") in ("TE", "TM"):  # where the record tells (2D sources)
+        pool = [x for x in pool if x["polarization"] in (None, row["polarization"])]
     k = None
     if row.get("k") is not None:
         k = resolve_k(row["k"], k_points)

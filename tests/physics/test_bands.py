@@ -159,3 +159,24 @@ def test_a_band_given_only_at_symmetry_points_is_compared_there_only():
     assert entry["classification"] == "SUCCESS", entry["bands"]
     assert {p["k_path"] for p in entry["points"]} == {0.0, 1.0, 2.0, 3.0}
     assert by_band(entry)[1]["points"] == 4  # never a straight line from Γ to X
+
+
+def test_a_te_run_is_left_out_of_a_tm_diagram():
+    tm = record()
+    for sim in tm:
+        sim.update(dimensions=2, sources=[{"component": 4}])  # Ez: TM
+    te = record()
+    for sim in te:
+        sim.update(index=1, dimensions=2, sources=[{"component": 9}])  # Hz: TE
+        for run in sim["runs"]:
+            run["harminv"][0]["modes"] = [mode(0.41), mode(0.47), mode(0.52)]
+    diagram = {**DIAGRAM, "polarization": "TM"}
+    entry = bands.compare_band_diagram("fig2", diagram, points(), tm + te)
+    assert entry["classification"] == "SUCCESS", entry["bands"]
+    assert any("excite only TE modes" in n for n in entry["notes"])
+    mixed = bands.compare_band_diagram(
+        "fig2", {**DIAGRAM, "polarization": "none"}, points(), tm + te
+    )
+    # both kept: the TE modes interleave (the order-preserving match passes over them)
+    assert 0.41 in {m["freq"] for m in mixed["measured"]}
+    assert 0.41 not in {m["freq"] for m in entry["measured"]}

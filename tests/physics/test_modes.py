@@ -260,3 +260,15 @@ def test_order_counts_from_one_or_from_zero_as_the_table_does():
     )
     assert one["classification"] == zero["classification"] == "SUCCESS"
     assert one["rows"][0]["matched"]["freq"] == zero["rows"][0]["matched"]["freq"] == 0.36
+
+
+def test_a_polarization_label_picks_the_runs_that_excite_it():
+    te = {**cyl_sim(None, [mode(0.30, 1e9)], 0), "cylindrical": False, "dimensions": 2}
+    tm = {**cyl_sim(None, [mode(0.31, 1e9)], 1), "cylindrical": False, "dimensions": 2}
+    te["sources"], tm["sources"] = [{"component": 9}], [{"component": 4}]  # Hz, Ez
+    table = {"table_id": "t", "labels": ["polarization"]}
+    table["columns"] = [{"name": "f", "measure": "mode_frequency", "unit": "c/a"}]
+    table["rows"] = [{"polarization": "TE", "f": 0.3}, {"polarization": "TM", "f": 0.3}]
+    entry = modes.compare_table(table, [te, tm])
+    assert [r["matched"]["freq"] for r in entry["rows"]] == [0.30, 0.31]
+    assert entry["rows"][1]["values"][0]["class"] == "FAILURE"  # its own mode, 3.3 % off
