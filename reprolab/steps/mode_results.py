@@ -26,8 +26,15 @@ def is_table(paper, result_id: str) -> bool:
 
 
 def band_diagram(paper, result_id: str) -> dict | None:
+    """The figure's band diagram as a dict; None for a figure of curves, a table or an
+    id the paper does not have."""
     get = getattr(paper, "band_diagram", None)
-    found = get(result_id) if get is not None and not is_table(paper, result_id) else None
+    if get is None or is_table(paper, result_id):
+        return None
+    try:
+        found = get(result_id)
+    except KeyError:
+        return None
     return _dump(found) if found is not None else None
 
 

@@ -142,8 +142,9 @@ def figure_comparison(
     (or one drawn from its outputs when it wrote none), the overlay, metrics, narrative."""
     fig_id, stage_id, fig = row
     narrative = analysis_narrative(records.analyses[stage_id], fig_id)
-    if mode_results.is_table(run.paper, fig_id):  # no image in the paper: the table itself
-        title = getattr(run.paper.table(fig_id), "title", "") or fig_id
+    if fig.get("kind") == "table":  # no image in the paper: the table itself
+        table = run.paper.table(fig_id) if mode_results.is_table(run.paper, fig_id) else None
+        title = getattr(table, "title", "") or fig_id
         overlay = fig.get("overlay")
         rel = overlay and os.path.relpath(Path(overlay).resolve(), out_dir.resolve())
         images = [f"![{fig_id}: paper against run]({rel})"] if overlay else []

@@ -80,3 +80,23 @@ def test_the_rods_band_diagram_and_its_key_values(tmp_path, scale, expected):
     assert kvs["gap-midgap ratio"]["class"] == "SUCCESS"  # a uniform shift keeps the ratio
     assert (tmp_path / "stage1" / "overlay_fig2.png").is_file()
     assert compare.recompute_comparison({"figures": [entry]}, {}) == []
+
+
+def test_an_id_the_paper_does_not_have_is_a_failure_naming_it(tmp_path):
+    paper = Paper(write_paper(tmp_path / "rods", RODS, band_csv()))
+    (entry,) = compared(paper, stage(tmp_path, rods_record()), ["fig9"])
+    assert entry["classification"] == "FAILURE" and "'fig9' in mode_results" in entry["error"]
+
+
+def test_the_report_shows_a_result_that_could_not_be_compared(tmp_path):
+    from reprolab.steps.report import figure_comparison
+
+    paper = Paper(write_paper(tmp_path / "rods", RODS, band_csv()))
+    (entry,) = compared(paper, stage(tmp_path, rods_record()), ["fig9"])
+    records = SimpleNamespace(designs={"stage1": {}}, analyses={"stage1": {"per_figure": []}})
+    md = "\n".join(
+        figure_comparison(
+            SimpleNamespace(paper=paper), records, ("fig9", "stage1", entry), tmp_path, tmp_path
+        )
+    )
+    assert "FAILURE: 'fig9' in mode_results is neither a table nor" in md
