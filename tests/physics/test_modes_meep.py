@@ -42,10 +42,17 @@ PATH = [
 K = {p["label"]: p["k"] for p in PATH}
 
 
+def run_meep(script: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, f"{script.name} failed:\n{done.stderr[-3000:]}"
+
+
 def test_meep_bands_of_a_rod_lattice_against_mpb(tmp_path):
     script = tmp_path / "bands.py"
     script.write_text(SCRIPT.format(repo=str(REPO), workdir=str(tmp_path)))
-    subprocess.run([sys.executable, str(script)], check=True, capture_output=True, timeout=300)
+    run_meep(script)
     sims = load_record(tmp_path)
     assert [s["k_point"] for s in sims] == [[0, 0, 0], [0.5, 0, 0], [0.5, 0.5, 0]]
     table = {
@@ -114,7 +121,7 @@ def test_meep_ring_tutorial_against_its_table(tmp_path):
     (stage / "run").mkdir(parents=True)
     script = tmp_path / "ring.py"
     script.write_text(RING_SCRIPT.format(repo=str(REPO), workdir=str(stage / "run")))
-    subprocess.run([sys.executable, str(script)], check=True, capture_output=True, timeout=300)
+    run_meep(script)
     paper = Paper(write_paper(tmp_path / "paper", RING))
     design = SimpleNamespace(mode_results=["tab1"])
     (entry,) = mode_results.compare_mode_results(SimpleNamespace(paper=paper), design, stage)
