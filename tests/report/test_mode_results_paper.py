@@ -100,3 +100,24 @@ def test_the_report_shows_a_result_that_could_not_be_compared(tmp_path):
         )
     )
     assert "FAILURE: 'fig9' in mode_results is neither a table nor" in md
+
+
+def test_the_compare_step_with_a_real_design_and_paper(tmp_path):
+    from agents.simulation_designer import SimulationDesign
+    from reprolab.fileio import read_json
+    from reprolab.steps.compare import compare_stage
+    from tests.support.builders import minimal_design
+
+    paper = Paper(write_paper(tmp_path / "rods", RODS, band_csv()))
+    stage_dir = stage(tmp_path, rods_record())
+    design = SimulationDesign.model_validate(
+        minimal_design("stage1_bands", dimensions=2, mode_results=["fig2"])
+    )
+    (stage_dir / "design.json").write_text('{"output": ' + design.model_dump_json() + "}")
+    (stage_dir / "checks.json").write_text('{"verdict": "pass", "checks": []}')
+    run = SimpleNamespace(paper=paper)
+    out = stage_dir / "comparison.json"
+    compare_stage(run, stage_dir / "design.json", stage_dir / "checks.json", out)
+    (entry,) = read_json(out)["figures"]
+    assert entry["figure_id"] == "fig2" and entry["classification"] == "SUCCESS"
+    assert compare.recompute_comparison(read_json(out), {}) == []
