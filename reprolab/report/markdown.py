@@ -191,7 +191,7 @@ def numerical_parameters_table(stage_rows: list[tuple[str, dict, dict]]) -> list
         "stage",
         "dims",
         "resolution (px/a)",
-        "PML (a)",
+        "boundaries (PML in a)",
         "source fcen ± fwidth/2 (c/a)",
         "MPI ranks",
         "runtime (s)",
@@ -201,7 +201,7 @@ def numerical_parameters_table(stage_rows: list[tuple[str, dict, dict]]) -> list
             grid = "no simulation (material models evaluated) | — | —"
         else:
             grid = (
-                f"{d['resolution']} | {d['pml_thickness']} | "
+                f"{d['resolution']} | {boundaries_text(d)} | "
                 f"{d['source_fcen']} ± {d['source_fwidth'] / 2:g}"
             )
         md.append(
@@ -209,6 +209,21 @@ def numerical_parameters_table(stage_rows: list[tuple[str, dict, dict]]) -> list
             f"{r['runtime_seconds']:.1f} |"
         )
     return md
+
+
+def boundaries_text(design: dict) -> str:
+    """The cell's boundaries as designed: `PML 1.0` for a design that gives only a PML
+    thickness (every axis), else one entry per axis (`x: Bloch, y: Bloch`)."""
+    bounds = design.get("boundaries") or []
+    if not bounds:
+        t = design.get("pml_thickness")
+        return f"PML {t:g}" if t else "none"
+    words = {"pml": "PML", "bloch": "Bloch", "metallic": "metallic", "none": "none"}
+    parts = []
+    for b in bounds:
+        t = b.get("thickness") or (design.get("pml_thickness") if b["kind"] == "pml" else None)
+        parts.append(f"{b['axis']}: {words.get(b['kind'], b['kind'])}" + (f" {t:g}" if t else ""))
+    return ", ".join(parts)
 
 
 def assumptions_section(
