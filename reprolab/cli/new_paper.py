@@ -21,7 +21,7 @@ import yaml
 
 from reprolab.cli.pdf_intake import Intake, table_key_values, unplaced, write_account
 
-CAPTION = re.compile(r"^\s*(?:Fig\.?|Figure)\s*(\d+)\s*[:.]?\s*(.*)", re.S | re.I)
+CAPTION = re.compile(r"^\s*(?:Fig\.?|Figure)\s*(\d+)\s*[:.|]?\s*(.*)", re.S | re.I)
 UNIT_IN_LABEL = re.compile(r"[(\[]\s*([^)\]]+?)\s*[)\]]\s*$")
 HEADER = (
     "# Paper folder made by `reprolab new-paper` from {source}.\n"

@@ -70,9 +70,10 @@ def print_problems(problems: list[tuple[str, str]], what: str) -> int:
 
 
 def check_paper(folder: str | Path) -> list[tuple[str, str]]:
+    from reprolab.cli.pdf_intake import unplaced
     from reprolab.paper import check_folder
 
-    return check_folder(folder)[1]
+    return check_folder(folder)[1] + unplaced(Path(folder))
 
 
 def check_recordings(folder: Path) -> list[tuple[str, str]]:

@@ -105,29 +105,16 @@ def page_items(page) -> dict:
     import pymupdf
 
     pymupdf.no_recommend_layout()  # find_tables' advice on stdout is not for our user
-    tables = []
-    for tab in page.find_tables().tables:
-        rows = [[norm(c or "") for c in row] for row in tab.extract()]
-        cells = [c for r in rows for c in r]
-        filled = sum(1 for c in cells if c) / max(len(cells), 1)
-        # a plot's frame and grid read as a table of empty cells: not a table
-        if len(rows) >= 2 and max(len(r) for r in rows) >= 2 and filled >= 0.6:
-            tables.append({"kind": "table", "rect": pymupdf.Rect(tab.bbox), "rows": rows})
-    lines, prev = [], None
-    for block in page.get_text("dict")["blocks"]:
-        for line in block.get("lines", []):
-            text = norm("".join(s["text"] for s in line["spans"]))
-            if not text:
-                continue
-            rect = pymupdf.Rect(line["bbox"])
-            if any(t["rect"].contains(middle(rect)) for t in tables):
-                continue  # read as the table's cell
-            size = round(max(s["size"] for s in line["spans"]), 1)
-            ln = {"text": text, "size": size, "rect": rect, "block": block["number"]}
-            ln["horizontal"] = abs(line["dir"][0]) > 0.9
-            ln["continues"] = continues(prev, ln)
-            lines.append(ln)
-            prev = ln
+    raw = text_lines(page)
+    tables = found_tables(page.find_tables())
+    for rect in page.cluster_drawings():  # a small table beside others is found alone
+        if not any(overlap(pymupdf.Rect(rect), t["rect"]) > 0.3 for t in tables):
+            clip = pymupdf.Rect(rect) + (-2, -2, 2, 2)
+            tables += found_tables(page.find_tables(clip=clip))
+    for ln in raw:  # a table without vertical rules: beside its caption
+        if TABLE_CAPTION.match(ln["text"]) and not any(near_table(ln, t) for t in tables):
+            tables += caption_table(page, ln, raw)
+    lines = [ln for ln in raw if not any(t["rect"].contains(middle(ln["rect"])) for t in tables)]
     area = page.rect.width * page.rect.height
     rects = [pymupdf.Rect(r) for r in page.cluster_drawings()]
     rects += [pymupdf.Rect(i["bbox"]) & page.rect for i in page.get_image_info()]
@@ -135,14 +122,87 @@ def page_items(page) -> dict:
     rects = [r for r in rects if not any(overlap(r, t["rect"]) > 0.3 for t in tables)]
     rects = [r for r in rects if not any(o != r and o.contains(r) for o in rects)]
     frames = [d["rect"] for d in page.get_drawings() if d["items"] and d["items"][0][0] == "re"]
-    graphics = [{"rect": r, "frame": plot_frame(r, frames)} for r in merge_panels(rects)]
+    graphics = []
+    for rect, panels in merge_panels(rects):
+        first = min(panels, key=lambda r: (round(r.y0 / 20), r.x0))  # panel (a)
+        graphics.append({"rect": rect, "panel": first, "frame": plot_frame(first, frames)})
     return {"lines": lines, "tables": tables, "graphics": graphics}
+
+
+def text_lines(page) -> list[dict]:
+    import pymupdf
+
+    lines, prev = [], None
+    for block in page.get_text("dict")["blocks"]:
+        for line in block.get("lines", []):
+            text = " ".join("".join(s["text"] for s in line["spans"]).split())
+            if not text:
+                continue
+            size = round(max(s["size"] for s in line["spans"]), 1)
+            rect = pymupdf.Rect(line["bbox"])
+            ln = {"text": text, "size": size, "rect": rect, "block": block["number"]}
+            ln["horizontal"] = abs(line["dir"][0]) > 0.9
+            ln["continues"] = continues(prev, ln)
+            lines.append(ln)
+            prev = ln
+    return lines
+
+
+def near_table(caption: dict, table: dict) -> bool:
+    c, t = caption["rect"], table["rect"]
+    return min(abs(t.y0 - c.y1), abs(c.y0 - t.y1)) < 3 * caption["size"]
+
+
+def caption_table(page, caption: dict, lines: list[dict]) -> list[dict]:
+    """The table below (else above) a table caption, read from the alignment of its
+    text, up to the nearest sentence."""
+    import pymupdf
+
+    c = caption["rect"]
+    col = [ln for ln in lines if ln is not caption and ln["rect"].x1 > c.x0 - 5]
+    sentence = [ln for ln in col if len(ln["text"].split()) >= LABEL_WORDS + 1]
+    below_end = min((ln["rect"].y0 for ln in sentence if ln["rect"].y0 > c.y1), default=None)
+    above_end = max((ln["rect"].y1 for ln in sentence if ln["rect"].y1 < c.y0), default=None)
+    width = page.rect.width
+    x0, x1 = (0, width / 2) if c.x1 < width / 2 + 10 and c.x0 < width / 2 else (0, width)
+    if c.x0 >= width / 2 - 10:
+        x0, x1 = width / 2, width
+    clips = [
+        (c.y1 + 1, below_end or c.y1 + 0.3 * page.rect.height),
+        (above_end or c.y0 - 0.3 * page.rect.height, c.y0 - 1),
+    ]
+    for y0, y1 in clips:
+        clip = pymupdf.Rect(x0, y0, x1, y1) & page.rect
+        if clip.is_empty:
+            continue
+        kw = {"vertical_strategy": "text", "horizontal_strategy": "text"}
+        found = found_tables(page.find_tables(clip=clip, **kw))
+        found = [t for t in found if near_table(caption, t)]
+        if found:
+            return found[:1]
+    return []
 
 
 def middle(rect):
     import pymupdf
 
     return pymupdf.Point((rect.x0 + rect.x1) / 2, (rect.y0 + rect.y1) / 2)
+
+
+def found_tables(finder) -> list[dict]:
+    """The tables `find_tables` found that have text in most cells (a plot's frame and
+    grid lines read as a table of empty cells); rows with no text left out."""
+    import pymupdf
+
+    out = []
+    for tab in finder.tables:
+        rows = [[norm(c or "") for c in row] for row in tab.extract()]
+        rows = [r for r in rows if any(r)]
+        cells = [c for r in rows for c in r]
+        filled = sum(1 for c in cells if c) / max(len(cells), 1)
+        if len(rows) >= 2 and max(len(r) for r in rows) >= 2 and filled >= 0.6:
+            out.append({"kind": "table", "rect": pymupdf.Rect(tab.bbox), "rows": rows})
+    return out
 
 
 def continues(prev: dict | None, ln: dict) -> bool:
@@ -160,23 +220,24 @@ def overlap(r, other) -> float:
     return 0.0 if inter.is_empty or not a else inter.width * inter.height / a
 
 
-def merge_panels(rects: list) -> list:
-    """Graphics side by side or stacked with a narrow gap are panels of one figure."""
-    rects = sorted(rects, key=lambda r: (r.y0, r.x0))
+def merge_panels(rects: list) -> list[tuple]:
+    """Graphics side by side or stacked with a narrow gap are panels of one figure:
+    (the figure's rectangle, its panels)."""
+    groups = [(r, [r]) for r in sorted(rects, key=lambda r: (r.y0, r.x0))]
     merged = True
     while merged:
         merged = False
-        for i, a in enumerate(rects):
-            for b in rects[i + 1 :]:
-                near = a + (-14, -14, 14, 14)
-                if near.intersects(b):
-                    rects.remove(b)
-                    rects[i] = a | b
+        for i, (a, pa) in enumerate(groups):
+            for j in range(i + 1, len(groups)):
+                b, pb = groups[j]
+                if (a + (-14, -14, 14, 14)).intersects(b):
+                    groups[i] = (a | b, pa + pb)
+                    del groups[j]
                     merged = True
                     break
             if merged:
                 break
-    return rects
+    return groups
 
 
 def plot_frame(region, frames: list):
@@ -197,14 +258,15 @@ def place_figures(
     lines = items["lines"]
     caps = caption_blocks(lines)
     graphics = items["graphics"]
-    pairs = sorted(
+    gaps = [
         (caption_gap(g, c, page.rect.height), gi, ci)
         for gi, g in enumerate(graphics)
         for ci, c in enumerate(caps)
-    )
+    ]
+    pairs = sorted(p for p in gaps if p[0] is not None)
     chosen: dict[int, int] = {}
-    for gap, gi, ci in pairs:
-        if gap is not None and gi not in chosen and ci not in chosen.values():
+    for _gap, gi, ci in pairs:
+        if gi not in chosen and ci not in chosen.values():
             chosen[gi] = ci
     out = []
     for gi, g in enumerate(graphics):
@@ -269,14 +331,15 @@ def continuing(prev: dict, ln: dict) -> bool:
 
 
 def caption_gap(graphic: dict, cap: dict, page_h: float) -> float | None:
-    """The vertical gap between a graphic and a caption right below or above it in the
-    same column; None when the caption is not beside it."""
+    """How far a caption is from a graphic right below or above it, sharing some of its
+    width (a caption set flush left under a centred figure shares little); None when the
+    caption is not beside it."""
     r, c = graphic["rect"], cap["rect"]
-    shared = min(r.x1, c.x1) - max(r.x0, c.x0)
-    if shared < 0.5 * min(c.width, r.width):
+    shared = (min(r.x1, c.x1) - max(r.x0, c.x0)) / max(min(c.width, r.width), 1)
+    if shared <= 0:
         return None
     gap = c.y0 - r.y1 if c.y0 >= r.y1 - 12 else r.y0 - c.y1
-    return gap if -12 <= gap < 0.2 * page_h else None
+    return gap + 30 * (1 - min(shared, 1)) if -12 <= gap < 0.2 * page_h else None
 
 
 def figure_text(graphic: dict, lines: list[dict], body: float, cap, page_w: float) -> list:
@@ -323,7 +386,10 @@ def axis_labels(graphic: dict, taken: list[dict]) -> dict:
     """Axis labels and legend read from a vector figure's own text: the longest phrase
     below the plot (x), rotated left of it (left y) and right of it (right y); the
     phrases inside it are the legend."""
-    frame = graphic["frame"]
+    frame, panel = graphic["frame"], graphic["panel"]
+    if panel != graphic["rect"]:  # panels: the axes of panel (a), beside it
+        own = panel + (-60, -10, 10, 40)
+        taken = [ln for ln in taken if own.contains(middle(ln["rect"]))]
     words = [ln for ln in joined(taken) if not NUMBER.match(ln["text"])]
     xs = [ln for ln in words if ln["horizontal"] and ln["rect"].y0 >= frame.y1 - 2]
     left = [ln for ln in words if not ln["horizontal"] and ln["rect"].x1 <= frame.x0 + 2]
