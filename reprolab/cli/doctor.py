@@ -390,7 +390,7 @@ def check_shared_files(slurm: dict, python: str, out: Path, wait_s: float) -> Ch
 
 def add_command(sub) -> None:
     p = sub.add_parser("doctor", help="check this site before a long run (one line per check)")
-    p.add_argument("--configfile", default="config/config.yaml")
+    p.add_argument("--configfile", default="config/config.yaml", help="the run's config file")
     p.add_argument(
         "--slurm", action="store_true", help="check as for --profile slurm (executor slurm)"
     )
