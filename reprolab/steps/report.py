@@ -20,7 +20,7 @@ from reprolab.artifacts import (
 )
 from reprolab.fileio import atomic_write_text, read_json
 from reprolab.report import html as report_html
-from reprolab.report import partial
+from reprolab.report import partial, wording
 from reprolab.report.markdown import (
     assumptions_section,
     checks_section,
@@ -141,6 +141,8 @@ def figure_comparison(
     (or one drawn from its outputs when it wrote none), the overlay, metrics, narrative."""
     fig_id, stage_id, fig = row
     meta = run.paper.figure(fig_id)
+    if not fig.get("field_map"):  # the tables' numbers in the figure's own units
+        fig = wording.in_axis_units(run.paper, fig)
     paper_img = assets / f"{fig_id}_paper{Path(meta.image).suffix}"
     shutil.copyfile(run.paper.folder / meta.image, paper_img)
     design = records.designs[stage_id]
