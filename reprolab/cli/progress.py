@@ -17,7 +17,9 @@ import threading
 import time
 from pathlib import Path
 
-MEEP_PROGRESS = re.compile(r"(Meep progress: .*?done in [\d.]+s)|on time step (\d+)")
+MEEP_PROGRESS = re.compile(
+    r"(Meep progress: .*?done in [\d.]+s)|on time step (\d+) \(time=([\d.eE+-]+)\)"
+)
 RULE = re.compile(r"^(?:local)?(?:rule|checkpoint) (\w+):$")
 STEPS = re.compile(r"^(\d+) of (\d+) steps \(\d+%\) done")
 FINISHED = re.compile(r"Finished jobid: (\w+)")
@@ -78,7 +80,7 @@ def meep_progress(stage_dir: Path) -> str | None:
     if not hits:
         return None
     last = hits[-1]
-    return last[1] if last[1] else f"Meep time step {last[2]}"
+    return last[1] if last[1] else f"Meep at time step {last[2]} (t = {last[3]})"
 
 
 def running_simulation(stage_dir: Path) -> str | None:

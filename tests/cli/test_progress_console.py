@@ -70,12 +70,16 @@ def test_a_running_local_simulation_is_named_with_its_job_and_meep_progress(tmp_
         found = running_simulation(stage)
         assert found.startswith(f"local job {sleeper.pid}, running 0m0")
         assert found.endswith("Meep progress: 12.5/50.0 = 25.0% done in 4.0s")
+        (stage / "run" / "stdout.txt").write_text(
+            MEEP + "on time step 900 (time=29.1), 0.01 s/step\n"
+        )
+        assert running_simulation(stage).endswith("Meep at time step 900 (t = 29.1)")
         console = ProgressConsole(tmp_path / "outputs", tty=True)
         block = ["localrule simulate:\n", "    jobid: 7\n", "    wildcards: paper=p1, stage=s1\n"]
         shown(console, [*block, "[Thu Nov 26 13:41:32 2026]\n"])
         status = console.status()
         assert status.startswith("running: simulate p1 / s1 0m0")
-        assert f"(local job {sleeper.pid}, running" in status and "25.0% done" in status
+        assert f"(local job {sleeper.pid}, running" in status and "time step 900" in status
         line = control.stage_line(tmp_path / "outputs" / "p1", "s1")
         assert f"simulating: local job {sleeper.pid}, running 0m0" in line
         assert "pending" not in line
