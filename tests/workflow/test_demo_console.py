@@ -52,6 +52,7 @@ def demo(tmp_path_factory):
     (wd / "outputs").mkdir()
     started = time.time()
     code, text = run_in_pty([REPROLAB, "demo"], wd, 1500)
+    (wd / "console.txt").write_text(text)  # what the user saw, kept for a failing assert
     return code, text, wd, time.time() - started
 
 
@@ -73,3 +74,27 @@ def test_demo_console_fits_two_screens_and_shows_progress(demo):
         md = wd / "outputs" / paper / f"REPRODUCTION_REPORT_{paper}.md"
         assert f"reprolab: report: {md.resolve()} (and {md.with_suffix('.html').resolve()})" in text
     assert "index of the campaign's reports" in lines[-2] + lines[-1]
+
+
+def test_demo_reports_read_like_physics(demo):
+    """The two bundled examples' reports: units in the tables' headers, no Python value
+    in a cell, no 0/0, the etalon's PARTIAL explained by its figures compared by eye."""
+    code, _, wd, _ = demo
+    assert code == 0
+    reports = {
+        p: (wd / "outputs" / p / f"REPRODUCTION_REPORT_{p}.md").read_text()
+        for p in ("silica_bragg_2026", "ag_etalon_2026")
+    }
+    for text in reports.values():
+        assert "0/0" not in text and "{'" not in text
+        assert not re.search(r"\| (True|False|None) \|", text)
+        assert "| curve | RMS diff (dimensionless) | max abs diff (dimensionless) |" in text
+    ag = reports["ag_etalon_2026"]
+    assert "| Why PARTIAL | fig3, fig4 have no digitized data and were compared by eye" in ag
+    assert "every figure with digitized data (fig1, fig2) is SUCCESS |" in ag
+    assert "| eps_re |" in ag and "no features to compare" in ag
+    assert "| curve | feature | x paper (nm) | x reproduced (nm) |" in ag
+    assert re.search(r"\| T \| peak \| 689\.\d+ \| 689\.\d+ \|", ag)  # nm, as the figure
+    assert "visual: PARTIAL (qualitative, by eye)" in ag
+    silica = reports["silica_bragg_2026"]
+    assert "| curve | feature | x paper (µm) |" in silica
