@@ -150,7 +150,7 @@ def figure_comparison(
         images = [f"![{fig_id}: paper against run]({rel})"] if overlay else []
         return figure_section(fig_id, title, stage_id, fig, images, narrative)
     meta = run.paper.figure(fig_id)
-    if not fig.get("field_map"):  # the tables' numbers in the figure's own units
+    if not fig.get("field_map") and not fig.get("kind"):  # curves' numbers in the axis units
         fig = wording.in_axis_units(run.paper, fig)
     paper_img = assets / f"{fig_id}_paper{Path(meta.image).suffix}"
     shutil.copyfile(run.paper.folder / meta.image, paper_img)
