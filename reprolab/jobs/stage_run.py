@@ -172,6 +172,12 @@ def _clear_run_folder(folder: Path) -> None:
         run_files.empty_folder(points, keep=[Path(p).name for p in run_files.point_folders(folder)])
 
 
+def job_pending(stage_dir: Path) -> bool:
+    """Whether a submitted job of this stage is still to be collected (a waiter that
+    died left it: the next run reattaches to it); its run folder is the job's."""
+    return (stage_dir / "submitit" / submit.SUBMISSION).is_file()
+
+
 def run_stage(
     design: SimulationDesign,
     budget_minutes: float,
