@@ -175,7 +175,7 @@ def run_pipeline(
 
 
 def main(argv: list[str] | None = None) -> int:
-    from reprolab.cli import control, doctor
+    from reprolab.cli import control, doctor, unlock
     from reprolab.errors import ReproLabError
 
     parser = argparse.ArgumentParser(prog="reprolab", description=__doc__)
@@ -193,6 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("snakemake_args", nargs=argparse.REMAINDER)
     control.add_commands(sub)
     doctor.add_command(sub)  # `reprolab doctor`: the site checked before a long run
+    unlock.add_command(sub)  # `reprolab unlock`: this outputs folder's lock only
     from reprolab.cli import paper_tools  # check, check-recordings, new-paper, paper-schema
 
     paper_tools.add_commands(sub)
@@ -205,6 +206,8 @@ def main(argv: list[str] | None = None) -> int:
         return paper_tools.run(args)
     if args.command == "doctor":
         return doctor.run(args, load_config(args.configfile))
+    if args.command == "unlock":
+        return unlock.run(args, load_config(args.configfile))
     try:
         return control.run_command(args, load_config(args.configfile))
     except ReproLabError as exc:

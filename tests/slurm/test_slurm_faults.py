@@ -35,7 +35,7 @@ import yaml
 
 from reprolab.jobs import submit
 from tests.support.builders import copy_paper
-from tests.support.pipeline import EXAMPLE, REPO, SNAKEMAKE
+from tests.support.pipeline import EXAMPLE, REPO, REPROLAB, SNAKEMAKE
 from tests.support.slurm import scontrol_job
 
 pytestmark = [pytest.mark.slurm, pytest.mark.usefixtures("slurm_cluster")]
@@ -215,6 +215,14 @@ def stage_dir(wd: Path, stage: str) -> Path:
     return wd / "outputs" / PAPER / "stages" / stage
 
 
+def reprolab_unlock(wd: Path) -> subprocess.CompletedProcess:
+    """The killed driver's lock released as the docs say: this outputs folder's only."""
+    cmd = [REPROLAB, "unlock", "--configfile", str(wd / "config.yaml"), "--directory", str(wd)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert "released the lock of the run on" in done.stdout, done.stdout + done.stderr
+    return done
+
+
 @pytest.fixture(scope="module")
 def attacked(tmp_path_factory):
     """Three runs of the same command: the first killed while stage 2's resubmitted job
@@ -225,18 +233,14 @@ def attacked(tmp_path_factory):
     queued = CancelThenKillQueued(wd)
     first = watched(profile_cmd(wd), wd, "first", seen, 900, queued)
     assert queued.resubmitted, f"stage 2 was never resubmitted:\n{first.stderr[-3000:]}"
-    unlock = subprocess.run(
-        profile_cmd(wd, "--unlock"), capture_output=True, text=True, timeout=300
-    )
+    unlock = reprolab_unlock(wd)
     sweep = CancelSweepTaskThenKill(wd)
     second = watched(profile_cmd(wd), wd, "second", seen, 900, sweep)
     assert sweep.resubmitted, (
         "the sweep's points were never resubmitted before the second run ended:\n"
         + second.stderr[-3000:]
     )
-    unlock2 = subprocess.run(
-        profile_cmd(wd, "--unlock"), capture_output=True, text=True, timeout=300
-    )
+    unlock2 = reprolab_unlock(wd)
     final = watched(profile_cmd(wd), wd, "final", seen, 1200)
     return {
         "seen": seen,
@@ -280,8 +284,8 @@ def test_a_cancelled_job_was_resubmitted_once_and_its_queued_rerun_reattached(at
     }
     assert not (stage / "failed_runs/f2").exists()
     # Its folder is its own: every output it reported is there.
-    for name_ in record["output_files"]:
-        assert (stage / "run" / name_).is_file(), name_
+    for entry in record["output_files"]:
+        assert (stage / "run" / entry["name"]).is_file(), entry
     # Said once on the console, with the job and the cause, and once in the events.
     said = [
         line
@@ -324,7 +328,7 @@ def output_tables(wd: Path) -> dict[str, list[list[float]]]:
     tables = {}
     for stage in STAGES:
         record = json.loads((stage_dir(wd, stage) / "result.json").read_text())
-        for name in record["output_files"]:
+        for name in (entry["name"] for entry in record["output_files"]):
             if name.endswith(".csv") and "/" not in name:
                 rows = (stage_dir(wd, stage) / "run" / name).read_text().splitlines()[1:]
                 tables[f"{stage}/{name}"] = [[float(v) for v in r.split(",")] for r in rows]
