@@ -125,13 +125,14 @@ def test_nothing_changed_nothing_reruns(done):
 
 
 def test_touching_a_figures_data_reruns_only_its_comparison_and_after(done):
+    # figure_data: the figure's files' stamps, which carry the edit to its judgement.
     with touched(done / "paper/data/fig2_T.csv"):
-        assert dry(done) == expected({S1: JUDGE})
+        assert dry(done) == expected({S1: JUDGE}, "figure_data")
 
 
 def test_touching_a_figure_image_reruns_only_its_analysis_and_after(done):
     with touched(done / "paper/figures/fig3.png"):
-        assert dry(done) == expected({S2: ("analyze", "stage_verdict")})
+        assert dry(done) == expected({S2: ("analyze", "stage_verdict")}, "figure_image")
 
 
 def test_touching_the_paper_text_replans_and_the_dry_run_says_what_may_follow(done):
@@ -235,7 +236,7 @@ def test_a_changed_digitized_value_reruns_only_that_figures_judgement(done):
     data.write_text("\n".join(lines) + "\n")
     run = snakemake(done)
     assert run.returncode == 0, run.stderr[-3000:]
-    assert jobs(run.stdout + run.stderr) == expected({S1: JUDGE})
+    assert jobs(run.stdout + run.stderr) == expected({S1: JUDGE}, "figure_data")
     rewritten = {p for p, ns in kept.items() if p.stat().st_mtime_ns != ns}
     judged = {o / "stages" / S1 / f"{n}.json" for n in ("comparison", "analysis", "verdict")}
     # Only stage 1's judgement (with its analysis attempts): no design, code, run or checks.
