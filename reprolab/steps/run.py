@@ -2,7 +2,9 @@
 
 A failed run (crash, timeout, refused script) or one whose deterministic checks
 fail has its code regenerated with the error as feedback, within the limits; the
-user is asked at the execution limit. Failed runs are kept and reused on resume."""
+user is asked at the execution limit. Failed runs are kept
+under failed_runs/ and read there on resume, never copied back over run/: a job
+submitted after them (which a resumed step reattaches to) owns that folder."""
 
 from __future__ import annotations
 
