@@ -222,7 +222,7 @@ CONFIG_HELP = "the run's config file, over config/config.yaml (default config/co
 
 def main(argv: list[str] | None = None) -> int:
     from reprolab import __version__
-    from reprolab.cli import control, doctor
+    from reprolab.cli import control, doctor, unlock
     from reprolab.errors import ReproLabError
 
     parser = argparse.ArgumentParser(
@@ -242,6 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     control.add_commands(sub)
     doctor.add_command(sub)  # `reprolab doctor`: the site checked before a long run
+    unlock.add_command(sub)  # `reprolab unlock`: this outputs folder's lock only
     from reprolab.cli import paper_tools  # check, check-recordings, new-paper, paper-schema
 
     paper_tools.add_commands(sub)
@@ -254,6 +255,8 @@ def main(argv: list[str] | None = None) -> int:
         return paper_tools.run(args)
     if args.command == "doctor":
         return doctor.run(args, load_config(args.configfile))
+    if args.command == "unlock":
+        return unlock.run(args, load_config(args.configfile))
     try:
         return control.run_command(args, load_config(args.configfile))
     except ReproLabError as exc:

@@ -146,7 +146,7 @@ def submit_packed(
 def wait_packed(workers, running, settings, resources, folder: Path) -> list[list[dict]]:
     """Wait for the workers' Slurm jobs (a fresh submission, or one a waiter that died
     left behind); every point's record, per worker."""
-    outcomes, array_id = submit.wait_submitted(running, settings, folder)
+    outcomes, array_id = submit.wait_submitted(running, settings, folder, resources)
     return [
         points_of(pts, job, out, settings, resources, array_id)
         for pts, job, out in zip(workers, running, outcomes, strict=True)

@@ -172,6 +172,12 @@ def _clear_run_folder(folder: Path) -> None:
         run_files.empty_folder(points, keep=[Path(p).name for p in run_files.point_folders(folder)])
 
 
+def job_pending(stage_dir: Path) -> bool:
+    """Whether a submitted job of this stage is still to be collected (a waiter that
+    died left it: the next run reattaches to it); its run folder is the job's."""
+    return (stage_dir / "submitit" / submit.SUBMISSION).is_file()
+
+
 def run_stage(
     design: SimulationDesign,
     budget_minutes: float,
@@ -191,9 +197,12 @@ def run_stage(
         sims, jobs, resources, _ = attached
         record = submit.wait_and_finish(sims, jobs, settings, resources, stage_dir / "submitit")[0]
         return {**record, "reattached": True}
-    # Only this run's files may be judged: clear what an earlier attempt left.
-    _clear_run_folder(workdir)
+    # Only this run's files may be judged: clear what an earlier attempt left, but not
+    # under the sweep points a waiter that died left running (their workers' folders).
+    if not attached[0]:
+        _clear_run_folder(workdir)
     target = workdir / "simulation.py"
+    target.unlink(missing_ok=True)  # a new file, never written through a planted link
     target.write_bytes(Path(script).read_bytes())
     if box.static_checks:
         problems = sandbox.static_problems(target.read_text(encoding="utf-8"))

@@ -11,6 +11,7 @@ failures instead of hanging the pipeline."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -67,7 +68,8 @@ class ClusterSettings:
     poll_s: float = 0.5
     """Longest pause between looks at running jobs (reprolab.jobs.submit.poll_pause)."""
     job_name: str = "reprolab-sim"
-    """Slurm's job name; the simulate step sets reprolab-<paper>-<stage>."""
+    """Slurm's job name; the simulate step sets reprolab-<paper>-<stage>-<outputs id>
+    (`job_name`)."""
     queue_wait_min: float = 30.0
     """Most minutes a job may pend in the Slurm queue before it is cancelled (0: no limit).
     Time a sweep point waits behind the array's own throttle does not count."""
@@ -98,6 +100,14 @@ class ClusterSettings:
             job_name=str(sim_cfg.get("job_name") or "reprolab-sim"),
             max_job_min=float(slurm.get("max_job_minutes") or 0),
         )
+
+
+def job_name(paper_id: str, stage_id: str, out_dir: str | Path) -> str:
+    """reprolab-<paper>-<stage>-<id>: the id, six hex digits of the paper's outputs
+    folder's absolute path, tells apart in `squeue` the runs of one paper in
+    different outputs folders (two checkouts, a campaign beside a single run)."""
+    where = str(Path(out_dir).resolve()).encode()
+    return f"reprolab-{paper_id}-{stage_id}-{hashlib.sha256(where).hexdigest()[:6]}"
 
 
 @dataclass(frozen=True)
@@ -412,27 +422,36 @@ def reattach(folder: Path, script_sha256: str) -> tuple:
 
 def wait_and_finish(jobs, submitted, settings, resources, folder: Path) -> list[dict]:
     """Wait for submitted jobs (job ids printed first), then build their records."""
-    outcomes, array_id = wait_submitted(submitted, settings, folder)
+    outcomes, array_id = wait_submitted(submitted, settings, folder, resources)
     return [
         finish_record(sim, job, out, settings, resources, array_id)
         for sim, job, out in zip(jobs, submitted, outcomes, strict=True)
     ]
 
 
-def wait_submitted(submitted, settings, folder: Path) -> tuple[list[Outcome], str | None]:
+def wait_submitted(
+    submitted, settings, folder: Path, resources: Resources | None = None
+) -> tuple[list[Outcome], str | None]:
     """Print the job ids, wait for every job, forget the submission record; (each
     job's outcome, the array's id or None)."""
-    ids = sorted({str(j.job_id).split("_")[0] for j in submitted})
-    print(
-        f"[reprolab] waiting on Slurm job {', '.join(ids)} ({len(submitted)} task(s), "
-        f"name {settings.job_name})",
-        file=sys.__stderr__,
-        flush=True,
-    )
+    print(waiting_line(submitted, settings, resources), file=sys.__stderr__, flush=True)
     array_id = submitted[0].job_id.split("_")[0] if "_" in str(submitted[0].job_id) else None
     outcomes = wait_slurm(submitted, settings)
     (Path(folder) / SUBMISSION).unlink(missing_ok=True)
     return outcomes, array_id
+
+
+def waiting_line(submitted, settings: ClusterSettings, resources: Resources | None) -> str:
+    """What the console says while it waits: the job (or array), its MPI ranks (an
+    array's per task) and its name."""
+    ids = sorted({str(j.job_id).split("_")[0] for j in submitted})
+    ranks = f"{resources.ranks} rank(s)" if resources else "ranks as asked"
+    size = (
+        ranks
+        if "_" not in str(submitted[0].job_id)
+        else (f"array of {len(submitted)} task(s), {ranks} each")
+    )
+    return f"[reprolab] waiting on Slurm job {', '.join(ids)} ({size}, name {settings.job_name})"
 
 
 def submit_all(

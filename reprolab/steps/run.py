@@ -2,7 +2,9 @@
 
 A failed run (crash, timeout, refused script) or one whose deterministic checks
 fail has its code regenerated with the error as feedback, within the limits; the
-user is asked at the execution limit. Failed runs are kept and reused on resume."""
+user is asked at the execution limit. Failed runs are kept
+under failed_runs/ and read there on resume, never copied back over run/: a job
+submitted after them (which a resumed step reattaches to) owns that folder."""
 
 from __future__ import annotations
 
@@ -30,7 +32,7 @@ from reprolab.fileio import (
     sha256_file,
 )
 from reprolab.gates import consent, protocol
-from reprolab.jobs import stage_run
+from reprolab.jobs import stage_run, submit
 from reprolab.steps import debug_limits, run_failures
 from reprolab.steps.blocking import block, passed_on_block
 from reprolab.steps.checks import checks_for
@@ -126,6 +128,7 @@ def run_with_repairs(
             run, design_art, stage_dir, feedback, len(repairs) + 1, previous + 1
         )
         repairs.append({"failed_run": str(kept), "kind": kind, "feedback": feedback})
+    restore_accepted_run(stage_dir, record)
     record.update(
         repairs=repairs,
         execution_failures=counts["execution"],
@@ -160,13 +163,13 @@ def run_once(run, design, stage, code, stage_dir, kept, reruns) -> dict:
     resumes after a gate, else a new job (with the time and memory a rerun gate
     granted). The record names the code that ran."""
     code_path, script_path = code
-    record = reuse_failed_run(kept, script_path, stage_dir / "run")
+    record = reuse_failed_run(kept, script_path)
     if record is None:
         sim_cfg = dict(run.config.get("simulation", {}))
         sim_cfg["memory_safety_factor"] = (
             float(sim_cfg.get("memory_safety_factor", 2.0)) * reruns.memory_factor
         )
-        sim_cfg["job_name"] = f"reprolab-{run.paper_id}-{design.stage_id}"
+        sim_cfg["job_name"] = submit.job_name(run.paper_id, design.stage_id, run.out_dir)
         job_design, budget, quick = debug_limits.for_quick_check(
             design, stage.runtime_budget_minutes * reruns.time_factor, run.config
         )
@@ -188,7 +191,9 @@ def repair_needed(run, record, design_art, code_path, stage_dir) -> tuple[str | 
             f"The simulation failed ({failure['kind']}): {failure['summary']}\n"
             f"Last lines of its log:\n{failure.get('log_tail', '')[-1500:]}"
         )
-    checks = checks_for(run, record, design_art, load_code(code_path).output, stage_dir / "run")
+    # A kept run is judged where it lies (never copied over run/, see reuse_failed_run).
+    run_dir = Path(record.get("reused_from") or stage_dir / "run")
+    checks = checks_for(run, record, design_art, load_code(code_path).output, run_dir)
     failed = [c for c in checks["checks"] if c["status"] == "fail"]
     failed = deferred_to_convergence(run.config, failed)  # its rerun may excuse it
     if not failed:
@@ -214,22 +219,35 @@ def count_failure(run, stage_id, kind, record, feedback) -> None:
     log_event(run.out_dir, "simulation", f"{stage_id}: {kind} failure; {feedback[:200]}")
 
 
-def reuse_failed_run(kept: Path, script_path: Path, run_dir: Path) -> dict | None:
-    """A run kept by an earlier pass of this step (before it stopped at a gate) with the
-    same script is not run again: its record and files are restored."""
-    import shutil
-
+def reuse_failed_run(kept: Path, script_path: Path) -> dict | None:
+    """A run kept by an earlier pass of this step (before it stopped at a gate, or
+    before the driver died) with the same script is not run again: its record is read
+    where it lies. run/ is left alone: a job resubmitted after it may be writing
+    there, or may have finished there while no driver waited on it."""
     recorded = kept / "result.json"
     if not recorded.is_file():
         return None
     kept_result = load_result(recorded)
     if kept_result.script_sha256 != sha256_file(script_path):
         return None
-    if run_dir.exists():
-        shutil.rmtree(run_dir)
-    run_files.copy_run_tree(kept, run_dir)
-    (run_dir / "result.json").unlink(missing_ok=True)
     return {**kept_result.to_json(), "reused_from": str(kept)}
+
+
+def restore_accepted_run(stage_dir: Path, record: dict) -> None:
+    """The steps after this one read run/: when the run that stands is a kept one (a
+    failed run the user accepted on resume), its files go there, but only into an
+    empty run/ with no submitted job waiting on it; a run/ that holds files is the
+    kept run's own (archived from it just before the gate stopped the step)."""
+    kept = record.get("reused_from")
+    run_dir = stage_dir / "run"
+    if not kept or stage_run.job_pending(stage_dir):
+        return
+    if run_dir.is_symlink() or run_dir.exists():
+        if run_dir.is_symlink() or not run_dir.is_dir() or any(run_dir.iterdir()):
+            return
+        run_dir.rmdir()  # empty: the copy makes it anew
+    run_files.copy_run_tree(Path(kept), run_dir)
+    (run_dir / "result.json").unlink(missing_ok=True)
 
 
 def archive_run(run_dir: Path, kept: Path, record: dict) -> None:

@@ -12,6 +12,7 @@ to go on, and Snakemake exits non-zero."""
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,13 +44,8 @@ def rerun_needed(run, stage_id: str, record: dict, state: RerunState) -> str | N
     action = failure.get("action")
     if action == "resubmit" and state.resubmits < max_resubmits(run):
         state.resubmits += 1
-        log_event(
-            run.out_dir,
-            "simulation",
-            f"{stage_id}: job {record.get('job_id')} {failure['kind']} ({failure['summary']}); "
-            f"resubmitted automatically ({state.resubmits} of {max_resubmits(run)})",
-            job_id=record.get("job_id"),
-        )
+        if "reused_from" not in record:  # said when it happened, not again on resume
+            say_resubmitted(run, stage_id, record, state)
         return "resubmit"
     if action not in ("resubmit", "ask_user"):
         return None
@@ -61,6 +57,18 @@ def rerun_needed(run, stage_id: str, record: dict, state: RerunState) -> str | N
     elif failure["kind"] == "out_of_memory":
         state.memory_factor *= 2
     return "rerun"
+
+
+def say_resubmitted(run, stage_id: str, record: dict, state: RerunState) -> None:
+    """One console line and one event per resubmission: the job, why, which of how many."""
+    failure, job_id = record["failure"], record.get("job_id")
+    where = "Slurm job" if record.get("executor") == "slurm" else "job"
+    text = (
+        f"{stage_id}: {where} {job_id} {failure['kind']} ({failure['summary']}); "
+        f"resubmitted automatically ({state.resubmits} of {max_resubmits(run)})"
+    )
+    print(f"[reprolab] {text}", file=sys.__stderr__, flush=True)
+    log_event(run.out_dir, "simulation", text, job_id=job_id)
 
 
 def proposal(failure: dict, state: RerunState) -> str:

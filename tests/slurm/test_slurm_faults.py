@@ -2,20 +2,26 @@
 busy cluster and a dropped login session would, end to end on the real
 one-node Slurm. The same run shows how a run goes there: every simulation a
 Slurm job with its ranks (gathered over MPI inside one srun step), the sweep one
-throttled job array of packed workers, every agent step local. Attacks:
+throttled job array of packed workers, every agent step local. Attacks, in three
+runs of the same command (the driver SIGKILLed twice):
 
-- while the run goes on, a running simulation job is cancelled from outside
-  (an admin's `scancel`, a preemption): it must be resubmitted by itself and the
-  run must complete;
-- while the sweep's jobs run, the driver (snakemake) is SIGKILLed: the rerun
-  must wait on the jobs already submitted, run no point twice, log no false
-  failure and regenerate no code;
+- a running simulation job is cancelled from outside (an admin's `scancel`, a
+  preemption): it must be resubmitted by itself, said once on the console; the
+  driver is then killed while the resubmitted job waits in the queue (a job of
+  another user holds the node): the rerun must wait on that job, never delete
+  the folder it runs in, and submit nothing again;
+- one task of the sweep's packed job array is cancelled mid-way: only its
+  unfinished points are resubmitted, and the driver is killed while they run;
+  the rerun must wait on them, run no point a third time, regenerate no code;
 - a simulation over its time limit must open a gate, make snakemake exit
   non-zero with one line naming the stage, the job, the reason and the command
-  to go on, and once accepted the report must say why the stage failed.
+  to go on; approved, its rerun (twice the time) is interrupted by a killed
+  driver, reattached to, times out again, and once accepted the report must say
+  why the stage failed.
 
 What must not change is checked against the session's uninterrupted run
-(tests/conftest.py): the agent calls and their cost, and the consent log.
+(tests/conftest.py): the agent calls and their cost, the consent log, the
+simulations' output files.
 """
 
 import json
@@ -29,7 +35,7 @@ import yaml
 
 from reprolab.jobs import submit
 from tests.support.builders import copy_paper
-from tests.support.pipeline import EXAMPLE, REPO, SNAKEMAKE
+from tests.support.pipeline import EXAMPLE, REPO, REPROLAB, SNAKEMAKE
 from tests.support.slurm import scontrol_job
 
 pytestmark = [pytest.mark.slurm, pytest.mark.usefixtures("slurm_cluster")]
@@ -83,11 +89,16 @@ def submitted_job(fields: dict) -> str:
     return fields["JobId"]
 
 
+def name_of(wd: Path, stage: str) -> str:
+    """The stage's Slurm job name in this run: paper, stage, the outputs folder's id."""
+    return submit.job_name(PAPER, stage, wd / "outputs" / PAPER)
+
+
 def stage_jobs(wd: Path, stage: str, seen: dict | None = None) -> list[dict]:
     found = jobs_of(wd)
     if seen is not None:
         remember(seen, found)
-    return [j for j in found if j.get("JobName") == f"reprolab-{PAPER}-{stage}"]
+    return [j for j in found if j.get("JobName") == name_of(wd, stage)]
 
 
 def remember(seen: dict, found: list[dict]) -> None:
@@ -99,118 +110,238 @@ def remember(seen: dict, found: list[dict]) -> None:
             seen[submitted_job(job)] = job
 
 
-def watched(cmd: list[str], wd: Path, seen: dict, timeout: float) -> subprocess.CompletedProcess:
-    """Run `cmd` (output captured), noting the run's Slurm jobs every half second."""
-    out, err = open(wd / "watched.out", "w"), open(wd / "watched.err", "w")  # noqa: SIM115
+def watched(cmd, wd: Path, name: str, seen: dict, timeout: float, attack=None):
+    """Run `cmd` (output captured in `name`.out/.err), noting the run's Slurm jobs every
+    0.2 s; `attack(proc, jobs)` is called with them and returns True once it is done
+    with the run (it killed the driver)."""
+    out, err = open(wd / f"{name}.out", "w"), open(wd / f"{name}.err", "w")  # noqa: SIM115
     proc = subprocess.Popen(cmd, stdout=out, stderr=err)
     deadline = time.time() + timeout
     while proc.poll() is None and time.time() < deadline:
-        remember(seen, jobs_of(wd))
-        time.sleep(0.5)
+        found = jobs_of(wd)
+        remember(seen, found)
+        if attack is not None and attack(proc, found):
+            break
+        time.sleep(0.2)
     if proc.poll() is None:
         proc.kill()
     proc.wait()
     remember(seen, jobs_of(wd))
     out.close(), err.close()
-    stdout, stderr = (wd / "watched.out").read_text(), (wd / "watched.err").read_text()
+    stdout, stderr = (wd / f"{name}.out").read_text(), (wd / f"{name}.err").read_text()
     return subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
+
+
+def kill_driver(proc) -> None:
+    """A dropped login session: the driver dies at once, its jobs live on."""
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+
+
+def hold_the_node() -> str:
+    """Another user's job that takes the whole node once it is free: the next job
+    this run submits waits in the queue behind it."""
+    out = subprocess.run(
+        ["sbatch", "--parsable", "--exclusive", "--mem=64M", "-t", "3", "-J", "holder"]
+        + ["-o", "/dev/null", "--wrap", "sleep 170"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return out.stdout.strip().split(";")[0]
+
+
+class CancelThenKillQueued:
+    """Cancel the stage's running job; once its resubmission is in the queue (behind a
+    holder job), kill the driver."""
+
+    def __init__(self, wd: Path):
+        self.wd, self.cancelled, self.holder, self.resubmitted = wd, None, None, None
+        self.state_at_kill = None
+
+    def __call__(self, proc, found) -> bool:
+        mine = [j for j in found if j.get("JobName") == name_of(self.wd, CANCELLED_STAGE)]
+        if self.cancelled is None:
+            running = [j for j in mine if j["JobState"] == "RUNNING"]
+            if running:
+                self.cancelled = running[0]["JobId"]
+                self.holder = hold_the_node()  # queued first: it runs next
+                subprocess.run(["scancel", self.cancelled], check=True)
+            return False
+        again = [j for j in mine if j["JobId"] != self.cancelled]
+        if not again:
+            return False
+        self.resubmitted, self.state_at_kill = again[0]["JobId"], again[0]["JobState"]
+        kill_driver(proc)
+        subprocess.run(["scancel", self.holder], check=True)
+        return True
+
+
+class CancelSweepTaskThenKill:
+    """Cancel one task of the sweep's packed array a few seconds into its points; once
+    the points it left are resubmitted and running, kill the driver."""
+
+    def __init__(self, wd: Path):
+        self.wd, self.array, self.cancelled, self.resubmitted = wd, None, None, None
+        self.running_since = None
+        self.recorded = None
+
+    def __call__(self, proc, found) -> bool:
+        sweep = [j for j in found if j.get("JobName") == name_of(self.wd, SWEEP_STAGE)]
+        tasks = [j for j in sweep if j.get("ArrayTaskId", "").isdigit()]
+        if self.cancelled is None:
+            running = sorted(
+                (j for j in tasks if j["JobState"] == "RUNNING"), key=lambda j: j["ArrayTaskId"]
+            )
+            if running and self.running_since is None:
+                self.running_since = time.time()
+            if running and time.time() - self.running_since > 3:
+                self.array = running[0]["ArrayJobId"]
+                self.cancelled = submitted_job(running[0])
+                subprocess.run(["scancel", self.cancelled], check=True)
+            return False
+        later = [j for j in tasks if j["ArrayJobId"] != self.array and j["JobState"] == "RUNNING"]
+        if not later:
+            return False
+        self.resubmitted = later[0]["ArrayJobId"]
+        kill_driver(proc)
+        submission = stage_dir(self.wd, SWEEP_STAGE) / "submitit" / submit.SUBMISSION
+        if submission.is_file():
+            self.recorded = json.loads(submission.read_text())["job_ids"]
+        return True
+
+
+def stage_dir(wd: Path, stage: str) -> Path:
+    return wd / "outputs" / PAPER / "stages" / stage
+
+
+def reprolab_unlock(wd: Path) -> subprocess.CompletedProcess:
+    """The killed driver's lock released as the docs say: this outputs folder's only."""
+    cmd = [REPROLAB, "unlock", "--configfile", str(wd / "config.yaml"), "--directory", str(wd)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert "released the lock of the run on" in done.stdout, done.stdout + done.stderr
+    return done
 
 
 @pytest.fixture(scope="module")
 def attacked(tmp_path_factory):
+    """Three runs of the same command: the first killed while stage 2's resubmitted job
+    is queued, the second while the sweep's resubmitted points run, the third to the end."""
     wd = tmp_path_factory.mktemp("slurm-attacked")
     write_config(wd, EXAMPLE)
-    out, err = open(wd / "first.out", "w"), open(wd / "first.err", "w")  # noqa: SIM115
-    first = subprocess.Popen(profile_cmd(wd), stdout=out, stderr=err)
-    cancelled = killed_sweep = None
     seen: dict = {}
-    deadline = time.time() + 900
-    while time.time() < deadline and first.poll() is None:
-        if cancelled is None:
-            running = [
-                j for j in stage_jobs(wd, CANCELLED_STAGE, seen) if j["JobState"] == "RUNNING"
-            ]
-            if running:
-                cancelled = running[0]["JobId"]
-                subprocess.run(["scancel", cancelled], check=True)
-        else:
-            sweep = stage_jobs(wd, SWEEP_STAGE, seen)
-            if any(j["JobState"] == "RUNNING" for j in sweep):
-                # A dropped login session: the driver dies at once, its jobs live on.
-                first.send_signal(signal.SIGKILL)
-                first.wait()
-                killed_sweep = sorted({submitted_job(j) for j in sweep})
-                break
-        time.sleep(0.2)
-    out.close()
-    err.close()
-    assert cancelled, f"no running job of {CANCELLED_STAGE} was ever seen"
-    assert killed_sweep, (
-        "the sweep never started before the first run ended:\n"
-        + (wd / "first.err").read_text()[-3000:]
+    queued = CancelThenKillQueued(wd)
+    first = watched(profile_cmd(wd), wd, "first", seen, 900, queued)
+    assert queued.resubmitted, f"stage 2 was never resubmitted:\n{first.stderr[-3000:]}"
+    unlock = reprolab_unlock(wd)
+    sweep = CancelSweepTaskThenKill(wd)
+    second = watched(profile_cmd(wd), wd, "second", seen, 900, sweep)
+    assert sweep.resubmitted, (
+        "the sweep's points were never resubmitted before the second run ended:\n"
+        + second.stderr[-3000:]
     )
-    submission = wd / "outputs" / PAPER / "stages" / SWEEP_STAGE / "submitit" / submit.SUBMISSION
-    recorded = json.loads(submission.read_text())["job_ids"] if submission.is_file() else None
-    unlock = subprocess.run(
-        profile_cmd(wd, "--unlock"), capture_output=True, text=True, timeout=300
-    )
-    final = watched(profile_cmd(wd), wd, seen, timeout=1200)
+    unlock2 = reprolab_unlock(wd)
+    final = watched(profile_cmd(wd), wd, "final", seen, 1200)
     return {
         "seen": seen,
         "wd": wd,
-        "first_err": (wd / "first.err").read_text(),
-        "first_out": (wd / "first.out").read_text(),
-        "cancelled": cancelled,
-        "sweep_at_kill": killed_sweep,
-        "recorded": recorded,
-        "unlock": unlock,
+        "first": first,
+        "second": second,
+        "queued": queued,
+        "sweep": sweep,
+        "unlock": [unlock, unlock2],
         "final": final,
     }
 
 
 def test_the_attacked_run_completes_with_every_figure_reproduced(attacked):
     final = attacked["final"]
-    assert attacked["unlock"].returncode == 0, attacked["unlock"].stderr[-2000:]
+    assert all(u.returncode == 0 for u in attacked["unlock"]), attacked["unlock"]
     assert final.returncode == 0, final.stderr[-4000:]
     o = attacked["wd"] / "outputs" / PAPER
     assert (o / f"REPRODUCTION_REPORT_{PAPER}.md").is_file()
-    for stage_dir in sorted((o / "stages").iterdir()):
-        comparison = json.loads((stage_dir / "comparison.json").read_text())
-        assert {f["classification"] for f in comparison["figures"]} <= {"SUCCESS"}, stage_dir
+    for stage in sorted((o / "stages").iterdir()):
+        comparison = json.loads((stage / "comparison.json").read_text())
+        assert {f["classification"] for f in comparison["figures"]} <= {"SUCCESS"}, stage
 
 
-def test_a_cancelled_job_was_resubmitted_by_itself(attacked):
-    stage = attacked["wd"] / "outputs" / PAPER / "stages" / CANCELLED_STAGE
+def test_a_cancelled_job_was_resubmitted_once_and_its_queued_rerun_reattached(attacked):
+    wd, queued = attacked["wd"], attacked["queued"]
+    stage = stage_dir(wd, CANCELLED_STAGE)
     kept = json.loads((stage / "failed_runs/f1/result.json").read_text())
     assert kept["failure"]["kind"] == "cancelled"
-    assert kept["job_id"] == attacked["cancelled"]
+    assert kept["job_id"] == queued.cancelled
+    # The driver died while the resubmitted job waited in the queue...
+    assert queued.state_at_kill == "PENDING", queued.state_at_kill
     record = json.loads((stage / "result.json").read_text())
-    assert record["failure"] is None and record["job_id"] != attacked["cancelled"]
-    # The console said so, with the job id, while the run went on.
-    assert attacked["cancelled"] in attacked["first_err"]
-    events = (attacked["wd"] / "outputs" / PAPER / "events.jsonl").read_text()
-    assert f"job {attacked['cancelled']} cancelled" in events
-    assert "resubmitted automatically" in events
+    # ...and the next run waited on that very job: nothing submitted a third time.
+    assert record["failure"] is None, record["failure"]
+    assert record["job_id"] == queued.resubmitted and record.get("reattached")
+    name = name_of(wd, CANCELLED_STAGE)
+    assert {k for k, j in attacked["seen"].items() if j["JobName"] == name} == {
+        queued.cancelled,
+        queued.resubmitted,
+    }
+    assert not (stage / "failed_runs/f2").exists()
+    # Its folder is its own: every output it reported is there.
+    for entry in record["output_files"]:
+        assert (stage / "run" / entry["name"]).is_file(), entry
+    # Said once on the console, with the job and the cause, and once in the events.
+    said = [
+        line
+        for run in ("first", "second", "final")
+        for line in attacked[run].stderr.splitlines()
+        if "resubmitted automatically" in line and f"job {queued.cancelled} " in line
+    ]
+    assert len(said) == 1 and "cancelled" in said[0], said
+    assert said[0] in attacked["first"].stderr
+    events = (wd / "outputs" / PAPER / "events.jsonl").read_text()
+    assert events.count(f"job {queued.cancelled} cancelled") == 1, events
 
 
-def test_the_rerun_reattached_to_the_sweep_and_no_point_ran_twice(attacked):
-    wd = attacked["wd"]
-    stage = wd / "outputs" / PAPER / "stages" / SWEEP_STAGE
+def test_the_sweeps_cancelled_points_ran_once_more_and_were_reattached_to(attacked):
+    wd, sweep = attacked["wd"], attacked["sweep"]
+    stage = stage_dir(wd, SWEEP_STAGE)
+    kept = json.loads((stage / "failed_runs/f1/result.json").read_text())
+    assert kept["failure"]["kind"] == "cancelled", kept["failure"]
+    left = kept["sweep"]["failed_points"]
+    assert left and all(kept["points"][i]["job_id"] == sweep.cancelled for i in left)
     record = json.loads((stage / "result.json").read_text())
     assert record["failure"] is None, record["failure"]
-    # The submission recorded before waiting is what the rerun waited on...
-    assert attacked["recorded"], "the sweep's submission was not recorded before the kill"
-    used = {p["job_id"] for p in record["points"]}
-    assert used == set(attacked["recorded"]), (used, attacked["recorded"])
-    # ...and Slurm never saw a second submission of the sweep.
-    name = f"reprolab-{PAPER}-{SWEEP_STAGE}"
-    everything = {k for k, j in attacked["seen"].items() if j["JobName"] == name}
-    assert everything == set(attacked["recorded"]), everything
-    arrays = {job.split("_")[0] for job in everything}
-    assert {job.split("_")[0] for job in attacked["sweep_at_kill"]} == arrays
-    # No false failure: nothing kept as failed, no code regenerated.
-    assert not (stage / "failed_runs").exists()
+    # The points the cancelled task left ran in the array submitted for them, which the
+    # third run waited on (recorded before the kill); the others were kept.
+    assert sweep.recorded, "the resubmission was not recorded before the kill"
+    again = {p["index"]: p["job_id"] for p in record["points"] if not p["reused"]}
+    assert set(again) == set(left), (again, left)
+    assert set(again.values()) <= set(sweep.recorded)
+    assert all(job.split("_")[0] == sweep.resubmitted for job in again.values())
+    # Slurm saw two arrays of the sweep: the first and the resubmission, no third.
+    name = name_of(wd, SWEEP_STAGE)
+    arrays = {k.split("_")[0] for k, j in attacked["seen"].items() if j["JobName"] == name}
+    assert arrays == {sweep.array, sweep.resubmitted}, arrays
     assert sorted(p.name for p in stage.glob("code.r*.json")) == ["code.r1.json"]
+    assert sorted(p.name for p in (stage / "failed_runs").iterdir()) == ["f1"]
+
+
+def output_tables(wd: Path) -> dict[str, list[list[float]]]:
+    """Every stage's CSV outputs (gathered ones for the sweep), as numbers."""
+    tables = {}
+    for stage in STAGES:
+        record = json.loads((stage_dir(wd, stage) / "result.json").read_text())
+        for name in (entry["name"] for entry in record["output_files"]):
+            if name.endswith(".csv") and "/" not in name:
+                rows = (stage_dir(wd, stage) / "run" / name).read_text().splitlines()[1:]
+                tables[f"{stage}/{name}"] = [[float(v) for v in r.split(",")] for r in rows]
+    return tables
+
+
+def test_the_attacked_runs_outputs_equal_an_uninterrupted_runs(attacked, offline_example_run):
+    got, want = output_tables(attacked["wd"]), output_tables(offline_example_run)
+    assert set(got) == set(want) and want
+    for key, rows in want.items():
+        assert len(got[key]) == len(rows), key
+        for a, b in zip(got[key], rows, strict=True):
+            assert a == pytest.approx(b, rel=1e-6, abs=1e-9), key
 
 
 def test_agent_calls_and_consent_log_equal_an_uninterrupted_run(attacked, offline_example_run):
@@ -227,9 +358,27 @@ def test_agent_calls_and_consent_log_equal_an_uninterrupted_run(attacked, offlin
     assert decisions(attacked["wd"]) == decisions(offline_example_run)
 
 
+class KillDuringRerun:
+    """Once the approved rerun of the timed-out stage runs, kill the driver."""
+
+    def __init__(self, wd: Path, first_job: str):
+        self.wd, self.first_job, self.rerun = wd, first_job, None
+
+    def __call__(self, proc, found) -> bool:
+        name = name_of(self.wd, TIMED_OUT)
+        again = [j for j in found if j.get("JobName") == name and j["JobId"] != self.first_job]
+        if not any(j["JobState"] == "RUNNING" for j in again):
+            return False
+        self.rerun = again[0]["JobId"]
+        kill_driver(proc)
+        return True
+
+
 @pytest.fixture(scope="module")
 def timed_out(tmp_path_factory):
-    """Stage 1 given 6 s and a script that sleeps 60 s first: over its time."""
+    """Stage 1 given 6 s and a script that sleeps 60 s first: over its time. The rerun
+    the user approves (12 s) is interrupted by a killed driver, waited on by the next
+    run, times out too, and is accepted."""
     wd = tmp_path_factory.mktemp("slurm-timeout")
     paper = wd / "paper"
     copy_paper(paper, recordings=True)
@@ -242,7 +391,11 @@ def timed_out(tmp_path_factory):
     code = paper / f"recordings/{TIMED_OUT}/code_generator.a1.yaml"
     text = code.read_text()
     assert text.count("    import numpy as np\n") == 1
-    slow = "    import time\n    time.sleep(60)\n    import numpy as np\n"
+    # Each job says which it is, so that its log tells whose folder it wrote.
+    slow = (
+        "    import os, time\n    print('job', os.environ.get('SLURM_JOB_ID'), flush=True)\n"
+        "    time.sleep(60)\n    import numpy as np\n"
+    )
     code.write_text(text.replace("    import numpy as np\n", slow))
     # The recorded analysis (of a run that worked) is sent back by the comparison check
     # once the run failed: its second round answers as the first did.
@@ -252,16 +405,39 @@ def timed_out(tmp_path_factory):
         second_round = first_round.replace("\nattempt: 1\n", "\nattempt: 2\n")
         (paper / f"recordings/{TIMED_OUT}/{agent}.a2.yaml").write_text(second_round)
     write_config(wd, paper)
-    first = subprocess.run(profile_cmd(wd), capture_output=True, text=True, timeout=900)
+    seen: dict = {}
+    first = watched(profile_cmd(wd), wd, "first", seen, 900)
     gates = wd / "outputs" / PAPER / "gates"
     asked = gates / f"{TIMED_OUT}.run_failure.1.request.json"
     assert asked.is_file(), first.stderr[-4000:]
     request = json.loads(asked.read_text())
-    # Accept the failed run: the paper goes on to its (failed) report.
-    answer = dict(request["answer_example"], action="reject", note="accept: out of time")
-    (gates / f"{TIMED_OUT}.run_failure.1.json").write_text(json.dumps(answer))
-    second = subprocess.run(profile_cmd(wd), capture_output=True, text=True, timeout=900)
-    return {"wd": wd, "first": first, "request": request, "second": second}
+    # Approve the rerun with twice the time; the driver dies while it runs.
+    (gates / f"{TIMED_OUT}.run_failure.1.json").write_text(json.dumps(request["answer_example"]))
+    killer = KillDuringRerun(wd, request["payload"]["job_id"])
+    second = watched(profile_cmd(wd), wd, "second", seen, 900, killer)
+    assert killer.rerun, f"the approved rerun never ran:\n{second.stderr[-3000:]}"
+    unlock = subprocess.run(
+        profile_cmd(wd, "--unlock"), capture_output=True, text=True, timeout=300
+    )
+    third = watched(profile_cmd(wd), wd, "third", seen, 900)
+    asked = gates / f"{TIMED_OUT}.run_failure.2.request.json"
+    assert asked.is_file(), third.stderr[-4000:]
+    request2 = json.loads(asked.read_text())
+    # Accept the failed rerun: the paper goes on to its (failed) report.
+    answer = dict(request2["answer_example"], action="reject", note="accept: out of time")
+    (gates / f"{TIMED_OUT}.run_failure.2.json").write_text(json.dumps(answer))
+    last = watched(profile_cmd(wd), wd, "last", seen, 900)
+    return {
+        "wd": wd,
+        "first": first,
+        "request": request,
+        "rerun": killer.rerun,
+        "unlock": unlock,
+        "third": third,
+        "request2": request2,
+        "second": last,
+        "seen": seen,
+    }
 
 
 def test_a_time_limit_opens_a_gate_and_stops_non_zero_with_one_clear_line(timed_out):
@@ -279,11 +455,37 @@ def test_a_time_limit_opens_a_gate_and_stops_non_zero_with_one_clear_line(timed_
     assert any("run again: " in line and "--profile" in line for line in first.stderr.splitlines())
 
 
+def test_an_approved_rerun_outlives_a_killed_driver_and_is_waited_on(timed_out):
+    wd, first_job, rerun = (
+        timed_out["wd"],
+        timed_out["request"]["payload"]["job_id"],
+        timed_out["rerun"],
+    )
+    stage = stage_dir(wd, TIMED_OUT)
+    assert timed_out["unlock"].returncode == 0, timed_out["unlock"].stderr[-2000:]
+    # The third run waited on the rerun the killed driver left, and asked about it.
+    assert timed_out["third"].returncode != 0
+    assert timed_out["request2"]["payload"]["job_id"] == rerun
+    name = name_of(wd, TIMED_OUT)
+    assert {k for k, j in timed_out["seen"].items() if j["JobName"] == name} == {first_job, rerun}
+    # Each kept run holds its own job's files: the first run's folder was never put back
+    # over the folder the rerun was writing.
+    f1 = json.loads((stage / "failed_runs/f1/result.json").read_text())
+    f2 = json.loads((stage / "failed_runs/f2/result.json").read_text())
+    assert (f1["job_id"], f2["job_id"]) == (first_job, rerun)
+    assert f2["failure"]["kind"] == "timeout" and f2["timeout_s"] == 12
+    assert f"job {first_job}" in (stage / "failed_runs/f1/stdout.txt").read_text()
+    assert f"job {rerun}" in (stage / "failed_runs/f2/stdout.txt").read_text()
+    assert f"job {rerun}" in (stage / "run/stdout.txt").read_text()
+    record = json.loads((stage / "result.json").read_text())
+    assert record["job_id"] == rerun
+
+
 def test_an_accepted_timeout_is_in_the_report_with_its_reason(timed_out):
     second = timed_out["second"]
     o = timed_out["wd"] / "outputs" / PAPER
     report = (o / f"REPRODUCTION_REPORT_{PAPER}.md").read_text()
-    job = timed_out["request"]["payload"]["job_id"]
+    job = timed_out["request2"]["payload"]["job_id"]
     verdict = json.loads((o / f"stages/{TIMED_OUT}/verdict.json").read_text())
     assert verdict["status"] == "completed_failed"
     assert "timeout" in verdict["reason"] and f"job {job}" in verdict["reason"], verdict
@@ -318,23 +520,25 @@ def test_every_simulation_ran_as_a_slurm_job_with_its_ranks(attacked):
                 assert len({(r["pid_ns"], r["pid"]) for r in ranks}) == 2
                 assert record["command"][:2] == ["srun", "--mpi=pmix"]
             info = attacked["seen"][job["job_id"]]
-            assert info["JobName"] == f"reprolab-{PAPER}-{stage}"  # paper and stage
+            assert info["JobName"] == name_of(wd, stage)  # paper, stage, outputs folder
             assert info["NumTasks"] == str(record["mpi_ranks"]), info
-            assert info["JobState"] == "COMPLETED", info
+            # A point kept from the cancelled task finished before the cancel.
+            cancelled = job["job_id"] == attacked["sweep"].cancelled
+            assert info["JobState"] == ("CANCELLED" if cancelled else "COMPLETED"), info
     # Stage 2's design asks for 2 ranks; they ran and saw each other.
     assert results(wd)[CANCELLED_STAGE]["mpi_ranks"] == 2
 
 
 def test_sweep_ran_packed_as_one_throttled_job_array(attacked):
     wd = attacked["wd"]
-    sweep = results(wd)[SWEEP_STAGE]
+    # The sweep's first submission, as it ran until one task was cancelled.
+    sweep = json.loads((stage_dir(wd, SWEEP_STAGE) / "failed_runs/f1/result.json").read_text())
     array_id = sweep["array_job_id"]
-    assert array_id and [p["value"] for p in sweep["points"]] == list(range(1, 9))
+    assert array_id == attacked["sweep"].array
+    assert [p["value"] for p in sweep["points"]] == list(range(1, 9))
     # Packed: one array task per worker (2: max_concurrent_jobs), 4 points each, dealt
     # in snake order (0 1 1 0 0 1 1 0), every point still its own record.
     for point, task in zip(sweep["points"], (0, 1, 1, 0, 0, 1, 1, 0), strict=True):
-        assert point["slurm_env"]["SLURM_ARRAY_JOB_ID"] == array_id
-        assert point["slurm_env"]["SLURM_ARRAY_TASK_ID"] == str(task)
         assert point["job_id"] == f"{array_id}_{task}"
     tasks = [j for k, j in attacked["seen"].items() if k.split("_")[0] == array_id]
     assert len(tasks) == 2 < len(sweep["points"])
@@ -347,15 +551,16 @@ def test_sweep_ran_packed_as_one_throttled_job_array(attacked):
 
 
 def test_agent_rules_ran_locally_and_slurm_saw_only_the_simulations(attacked):
-    wd, final = attacked["wd"], attacked["final"]
-    log = attacked["first_out"] + attacked["first_err"] + final.stdout + final.stderr
+    wd = attacked["wd"]
+    log = "".join(attacked[r].stdout + attacked[r].stderr for r in ("first", "second", "final"))
     assert "localrule design:" in log and "localrule generate_code:" in log
     # Snakemake submitted no job itself: Slurm only ever saw the simulations.
     assert "SLURM jobid" not in log
-    recorded = {attacked["cancelled"]}
-    for record in results(wd).values():
-        for job in record.get("points") or [record]:
-            recorded.add(job["job_id"])
+    # Every job Slurm saw is in a record: a stage's run, or a failed run it kept.
+    recorded = set()
+    for path in (wd / "outputs" / PAPER / "stages").glob("*/**/result.json"):
+        record = json.loads(path.read_text())
+        recorded |= {job["job_id"] for job in record.get("points") or [record]}
     seen = attacked["seen"]  # every job of the run, as Slurm listed it while it knew it
-    assert {j["JobName"] for j in seen.values()} == {f"reprolab-{PAPER}-{s}" for s in STAGES}
+    assert {j["JobName"] for j in seen.values()} == {name_of(wd, s) for s in STAGES}
     assert set(seen) == recorded

@@ -88,7 +88,7 @@ def test_a_job_cancelled_from_outside_is_resubmitted_and_completes(tmp_path):
     assert scontrol_job(cancelled[0])[0]["JobState"] == "CANCELLED"
     assert settled(record["job_id"]) == "COMPLETED"
     # Both jobs carry paper and stage in their name; the failed run is kept.
-    named = jobs_named(f"reprolab-{PAPER}-{stage_id}")
+    named = jobs_named(submit.job_name(PAPER, stage_id, run.out_dir))
     assert {j["JobId"] for j in named} == {cancelled[0], record["job_id"]}
     kept = json.loads((stage_dir / "failed_runs/f1/result.json").read_text())
     assert kept["failure"]["kind"] == "cancelled" and kept["job_id"] == cancelled[0]

@@ -56,10 +56,13 @@ def write_config(wd: Path, **simulation) -> None:
 
 @pytest.fixture(scope="module")
 def done(offline_example_run, tmp_path_factory):
+    return copy_of_run(offline_example_run, tmp_path_factory.mktemp("rerun"))
+
+
+def copy_of_run(offline_example_run: Path, wd: Path) -> Path:
     """A copy of the session's finished example run (mtimes kept) whose paper folder is
     its own, so that files can be touched and edited; Snakemake's records of the run
     are moved to that folder, as if the run had been made there."""
-    wd = tmp_path_factory.mktemp("rerun")
     shutil.copytree(offline_example_run, wd, dirs_exist_ok=True, symlinks=True)
     shutil.copytree(EXAMPLE, wd / "paper", symlinks=True)
     for path in (wd / ".snakemake" / "metadata").iterdir():
@@ -114,17 +117,22 @@ def touched(path: Path):
 
 
 def test_nothing_changed_nothing_reruns(done):
-    assert dry(done) == set()
+    run = snakemake(done, "-n")
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert jobs(run.stdout + run.stderr) == set()
+    # The plan is not redone, so the dry run does not say it is.
+    assert "[reprolab] dry run: the plan" not in run.stderr
 
 
 def test_touching_a_figures_data_reruns_only_its_comparison_and_after(done):
+    # figure_data: the figure's files' stamps, which carry the edit to its judgement.
     with touched(done / "paper/data/fig2_T.csv"):
-        assert dry(done) == expected({S1: JUDGE})
+        assert dry(done) == expected({S1: JUDGE}, "figure_data")
 
 
 def test_touching_a_figure_image_reruns_only_its_analysis_and_after(done):
     with touched(done / "paper/figures/fig3.png"):
-        assert dry(done) == expected({S2: ("analyze", "stage_verdict")})
+        assert dry(done) == expected({S2: ("analyze", "stage_verdict")}, "figure_image")
 
 
 def test_touching_the_paper_text_replans_and_the_dry_run_says_what_may_follow(done):
@@ -228,7 +236,7 @@ def test_a_changed_digitized_value_reruns_only_that_figures_judgement(done):
     data.write_text("\n".join(lines) + "\n")
     run = snakemake(done)
     assert run.returncode == 0, run.stderr[-3000:]
-    assert jobs(run.stdout + run.stderr) == expected({S1: JUDGE})
+    assert jobs(run.stdout + run.stderr) == expected({S1: JUDGE}, "figure_data")
     rewritten = {p for p, ns in kept.items() if p.stat().st_mtime_ns != ns}
     judged = {o / "stages" / S1 / f"{n}.json" for n in ("comparison", "analysis", "verdict")}
     # Only stage 1's judgement (with its analysis attempts): no design, code, run or checks.
@@ -264,3 +272,46 @@ def test_a_changed_x_range_redoes_that_figures_design(done):
     got = dry(done)
     assert ("design", S2) in got and ("compare_figures", S2) in got
     assert not any(stage in (S0, S1) for _, stage in got)
+
+
+def test_one_run_after_edits_of_every_kind_of_paper_input_leaves_nothing_to_do(
+    offline_example_run, tmp_path
+):
+    # Stage 0's judgement reruns for a metadata edit; the stages after it (behind its
+    # verdict, an ordering edge Snakemake does not follow) must rerun in the same run.
+    wd = copy_of_run(offline_example_run, tmp_path)
+    paper = wd / "paper"
+    meta = paper / "metadata.yaml"
+    text = meta.read_text()
+    for old, new in (
+        ('left: {label: "Reflectance R", ', 'left: {label: "Reflectance R (edited)", '),
+        ('title: "Transmittance and reflectance', 'title: "Measured transmittance and reflectance'),
+        ('label: "n (Sellmeier)"', 'label: "n (Sellmeier fit)"'),
+    ):
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    meta.write_text(text)
+    data = paper / "data/fig4_Rpeak.csv"
+    lines = data.read_text().splitlines()
+    x, y = lines[2].split(",")
+    lines[2] = f"{x},{float(y) * 0.999:.6f}"
+    data.write_text("\n".join(lines) + "\n")
+    image = paper / "figures/fig3.png"
+    image.write_bytes(image.read_bytes())  # saved again
+    (paper / "paper.md").write_text((paper / "paper.md").read_text() + "\n")
+    run = snakemake(wd)
+    assert run.returncode == 0, run.stderr[-3000:]
+    ran = jobs(run.stdout + run.stderr)
+    assert {s for rule, s in ran if rule == "stage_verdict"} == {S0, S1, S2, S3}, ran
+    # One run reached the state a clean run would: nothing left for a second.
+    assert dry(wd) == set()
+    o, fresh = wd / "outputs" / PAPER, offline_example_run / "outputs" / PAPER
+    for stage in (S0, S1, S2, S3):
+        verdict = json.loads((o / "stages" / stage / "verdict.json").read_text())
+        want = json.loads((fresh / "stages" / stage / "verdict.json").read_text())
+        assert verdict["status"] == want["status"], stage
+    report = o / f"REPRODUCTION_REPORT_{PAPER}.md"
+    assert all(
+        report.stat().st_mtime_ns >= (o / "stages" / s / "comparison.json").stat().st_mtime_ns
+        for s in (S0, S1, S2, S3)
+    )

@@ -1,3 +1,4 @@
+import atexit
 import contextlib
 import os
 import re
@@ -67,6 +68,37 @@ def get_paper_text(wildcards):
     return [str(paper.metadata_path), str(paper.folder / paper.meta.paper_text)]
 
 
+def figure_stamps(wildcards, kind):
+    """[file, mtime in ns, size] of the paper's metadata and the figure's digitized
+    CSVs ("data"), or of its image ("image"): a touched file counts as changed, as it
+    does for Snakemake's own edges."""
+    paper = paper_of(wildcards)
+    fig = paper.figure(wildcards.figure)
+    if kind == "image":
+        names = [fig.image]
+    else:
+        names = [paper.metadata_path.name] + [
+            c.digitized for c in fig.curves if c.digitized
+        ]
+    stamps = []
+    for rel in names:
+        st = os.stat(paper.folder / rel)
+        stamps.append([rel, st.st_mtime_ns, st.st_size])
+    return stamps
+
+
+def get_figure_stamps(wildcards, kind="data"):
+    """This stage's figures' stamp files (rules figure_data, figure_image)."""
+    return [
+        f"{OUT}/{wildcards.paper}/.inputs/{f}.{kind}.json"
+        for f in stage_figures(wildcards)
+    ]
+
+
+def get_image_stamps(wildcards):
+    return get_figure_stamps(wildcards, "image")
+
+
 def stage_figures(wildcards):
     """The figures this stage reproduces: the plan's target figures, and those its
     design compares once the design exists."""
@@ -126,15 +158,34 @@ def get_plan(wildcards):
         raise
 
 
-NOTED_REPLANS = set()
+REPLAN_NOTES = {}
 
 
 def note_replan(paper):
-    """A dry run cannot list what follows a plan that is to be redone: say so, once."""
-    text = plan_rerun_note(paper, Path(f"{OUT}/{paper}/plan.json"))
-    if text and paper not in NOTED_REPLANS:
-        NOTED_REPLANS.add(paper)
-        print(text, file=sys.stderr)
+    """A dry run cannot list what follows a plan that is to be redone: say so, once,
+    at its end. Snakemake asks for the plan before it knows whether the plan job
+    reruns (the first look always finds it missing), so the note waits for the DAG."""
+    if not REPLAN_NOTES:
+        atexit.register(say_replans)
+    # Absolute: at exit Snakemake is back in the directory it was started in.
+    REPLAN_NOTES[paper] = Path(f"{OUT}/{paper}/plan.json").resolve()
+
+
+def say_replans():
+    """The note for each paper whose plan job the dry run really lists."""
+    try:
+        dag = workflow.dag
+        redone = {
+            getattr(job.wildcards, "paper", None)
+            for job in dag.jobs
+            if job.rule.name == "plan" and dag.needrun(job)
+        }
+    except Exception:  # no DAG: the run stopped before building it
+        return
+    for paper in sorted(set(REPLAN_NOTES) & redone):
+        text = plan_rerun_note(paper, REPLAN_NOTES[paper])
+        if text:
+            print(text, file=sys.stderr, flush=True)
 
 
 def get_plan_kept(wildcards):

@@ -33,6 +33,34 @@ rule figure_x_range:
         "../scripts/write_setting.py"
 
 
+rule figure_data:
+    output:
+        stamps=f"{PAPER_OUT}/.inputs/{{figure}}.data.json",
+    log:
+        f"{PAPER_OUT}/logs/settings/{{figure}}.data.log",
+    localrule: True
+    params:
+        # When the metadata and the figure's digitized data last changed: read beside
+        # those files by the judging steps, it reaches a stage downstream of another
+        # stage that reruns for the same edit (there the files' own edges are masked).
+        value=lambda wildcards: figure_stamps(wildcards, "data"),
+    script:
+        "../scripts/write_setting.py"
+
+
+rule figure_image:
+    output:
+        stamps=f"{PAPER_OUT}/.inputs/{{figure}}.image.json",
+    log:
+        f"{PAPER_OUT}/logs/settings/{{figure}}.image.log",
+    localrule: True
+    params:
+        # When the figure's image last changed: read by the analysis (as above).
+        value=lambda wildcards: figure_stamps(wildcards, "image"),
+    script:
+        "../scripts/write_setting.py"
+
+
 rule stage_inputs:
     input:
         plan=get_plan_kept,

@@ -94,6 +94,8 @@ rule compare_figures:
         design=f"{STAGE_OUT}/design.json",
         checks=f"{STAGE_OUT}/checks.json",
         paper=get_figure_data,
+        # What carries an edit of those files past a stage rerunning for the same edit.
+        stamps=get_figure_stamps,
     output:
         comparison=report(
             f"{STAGE_OUT}/comparison.json",
@@ -117,6 +119,8 @@ rule analyze:
         adaptations=ADAPTATIONS_KEPT,
         paper=get_figure_data,
         images=get_figure_images,
+        stamps=get_figure_stamps,
+        image_stamps=get_image_stamps,
     output:
         analysis=f"{STAGE_OUT}/analysis.json",
     log:
@@ -154,6 +158,7 @@ rule convergence:
         plan=get_plan_kept,
         # the figure's x grid and key values; a changed one recompares (no rerun)
         paper=get_figure_data,
+        stamps=get_figure_stamps,
     output:
         convergence=f"{STAGE_OUT}/convergence.json",
     log:
