@@ -21,7 +21,8 @@ from pydantic import BaseModel, ValidationError
 from reprolab import units
 from reprolab.errors import InputFileError
 from reprolab.fileio import read_text
-from reprolab.paper_format import Axis, Curve, Figure, PaperMetadata
+from reprolab.paper_format import Axis, BandDiagram, Curve, Figure, PaperMetadata, Table
+from reprolab.paper_results import key_value_problems, table_problems
 
 TODO = "TODO"
 
@@ -38,6 +39,7 @@ MAX_JSON_DEPTH = 64
 MAX_JSON_BYTES = 5 << 20
 
 Problem = tuple[str, str]  # (file, what is wrong and what would be valid)
+BandPoint = tuple[float, float, int | None]  # (k_path, frequency, band or None)
 
 
 def load_yaml(path: Path) -> Any:
@@ -126,12 +128,19 @@ def metadata_problems(path: Path, data: Any) -> tuple[PaperMetadata | None, list
 
 
 def consistency_problems(meta: PaperMetadata) -> list[str]:
-    """Identifiers unique, curves bound to axes that exist, key values on real curves."""
+    """Identifiers unique (figures and tables share them), curves bound to axes that
+    exist, table rows complete, key values on real curves, tables or band diagrams."""
     problems = []
     ids = [f.figure_id for f in meta.figures]
-    problems += [
-        f"figure_id '{i}' is used twice" for i in sorted({i for i in ids if ids.count(i) > 1})
-    ]
+    tids = [t.table_id for t in meta.tables]
+    for what, group in (("figure_id", ids), ("table_id", tids)):
+        dups = sorted({i for i in group if group.count(i) > 1})
+        problems += [f"{what} '{i}' is used twice" for i in dups]
+    for i in sorted(set(ids) & set(tids)):
+        problems.append(
+            f"field 'tables[{tids.index(i)}].table_id' is '{i}', the id of figures"
+            f"[{ids.index(i)}]; figure and table ids share one namespace: valid: another id"
+        )
     for i, fig in enumerate(meta.figures):
         cids = [c.curve_id for c in fig.curves]
         for dup in sorted({c for c in cids if cids.count(c) > 1}):
@@ -142,20 +151,7 @@ def consistency_problems(meta: PaperMetadata) -> list[str]:
                     f"field 'figures[{i}].curves[{j}].y_axis' is 'right' but figure "
                     f"'{fig.figure_id}' has no y_axes.right; valid: left, or add y_axes.right"
                 )
-    figs = {f.figure_id: f for f in meta.figures}
-    for k, kv in enumerate(meta.key_values):
-        where = f"field 'key_values[{k}]"
-        if kv.figure is not None and kv.figure not in figs:
-            problems.append(f"{where}.figure' is '{kv.figure}'; valid: {sorted(figs)}")
-        elif kv.figure is not None and kv.curve is not None:
-            valid = [c.curve_id for c in figs[kv.figure].curves]
-            if kv.curve not in valid:
-                problems.append(f"{where}.curve' is '{kv.curve}'; valid: {valid}")
-        if kv.kind != "other" and (kv.figure is None or kv.curve is None):
-            problems.append(f"{where}': kind '{kv.kind}' needs a figure and a curve")
-        if kv.kind == "y_at_x" and kv.x is None:
-            problems.append(f"{where}.x' is required for kind 'y_at_x'")
-    return problems
+    return problems + table_problems(meta) + key_value_problems(meta)
 
 
 class Paper:
@@ -166,7 +162,9 @@ class Paper:
         self.folder = Path(folder)
         self.metadata_path = self.folder / "metadata.yaml"
         self._curves: dict[tuple[str, str], tuple[list[float], list[float]]] = {}
-        meta, problems = check_folder(self.folder, self._curves)  # the CSVs read once
+        self._bands: dict[tuple[str, str], list[BandPoint]] = {}
+        # The CSVs are read once, while the folder is checked.
+        meta, problems = check_folder(self.folder, self._curves, self._bands)
         if problems:
             path, first = problems[0]
             more = "".join(f"\n  {p}: {m}" for p, m in problems[1:])
@@ -177,6 +175,59 @@ class Paper:
     @property
     def paper_id(self) -> str:
         return self.meta.paper_id
+
+    @property
+    def tables(self) -> list[Table]:
+        return list(self.meta.tables)
+
+    def table(self, table_id: str) -> Table:
+        for table in self.meta.tables:
+            if table.table_id == table_id:
+                return table
+        valid = ", ".join(t.table_id for t in self.meta.tables) or "none"
+        raise KeyError(f"paper {self.paper_id} has no table '{table_id}' (valid: {valid})")
+
+    def result_ids(self) -> list[str]:
+        """Every result a stage may target: the figures' ids, then the tables'."""
+        return [f.figure_id for f in self.meta.figures] + [t.table_id for t in self.meta.tables]
+
+    def is_table(self, result_id: str) -> bool:
+        return any(t.table_id == result_id for t in self.meta.tables)
+
+    def band_diagram(self, figure_id: str) -> BandDiagram | None:
+        """The figure's band diagram; None for a figure of curves (or a table)."""
+        if self.is_table(figure_id):
+            return None
+        return self.figure(figure_id).band_diagram
+
+    @property
+    def unit_length_m(self) -> float | None:
+        """The paper's length a in metres (metadata `unit_length`), or None."""
+        return self.meta.unit_length.metres if self.meta.unit_length else None
+
+    def convert(self, values, src: tuple[str, str], dst: tuple[str, str]) -> list[float]:
+        """`values` from (quantity, unit) `src` to `dst`, through the paper's length a
+        where one side is normalized (c/a, a, 2π/a); units.UnitError when it cannot."""
+        return units.convert([float(v) for v in values], src, dst, self.unit_length_m)
+
+    def band_points(self, figure_id: str, curve_id: str | None = None) -> list[BandPoint]:
+        """The digitized points of a band diagram, (k_path, frequency in the y-axis unit,
+        band or None), in file order: of one curve, or of all its curves."""
+        fig = self.figure(figure_id)
+        if fig.band_diagram is None:
+            raise KeyError(f"figure {figure_id} is not a band diagram (no band_diagram)")
+        curves = [self.curve(figure_id, curve_id)] if curve_id else fig.curves
+        points: list[BandPoint] = []
+        for curve in curves:
+            if curve.digitized is None:
+                continue
+            key = (figure_id, curve.curve_id)
+            if key not in self._bands:
+                self._bands[key] = read_band_csv(
+                    self.folder / curve.digitized, fig, self.unit_length_m
+                )
+            points += self._bands[key]
+        return points
 
     def referenced_files(self) -> list[str]:
         return [rel for _field, rel in referenced_fields(self.meta)]
@@ -202,7 +253,9 @@ class Paper:
         for fig in self.meta.figures:
             if fig.figure_id == figure_id:
                 return fig
-        valid = ", ".join(f.figure_id for f in self.meta.figures)
+        valid = ", ".join(f.figure_id for f in self.meta.figures) or "none"
+        if self.is_table(figure_id):
+            valid += f"; '{figure_id}' is a table: Paper.table"
         raise KeyError(f"paper {self.paper_id} has no figure '{figure_id}' (valid: {valid})")
 
     def curve(self, figure_id: str, curve_id: str) -> Curve:
@@ -221,7 +274,9 @@ class Paper:
     ) -> tuple[list[float], list[float]]:
         """The digitized curve in its axes' units; with `x_column`, a simulation column
         whose name states a unit (`wavelength_um`, `frequency_THz`), x converted to it
-        (sorted by x: wavelength to frequency reverses the order)."""
+        (sorted by x: wavelength to frequency reverses the order; c/a to THz through the
+        paper's `unit_length`). A band diagram's curve is (k_path, frequency): its band
+        column is read by `band_points`."""
         fig, curve = self.figure(figure_id), self.curve(figure_id, curve_id)
         if curve.digitized is None:
             raise KeyError(
@@ -231,13 +286,15 @@ class Paper:
         key = (figure_id, curve_id)
         if key not in self._curves:
             y_axis = fig.y_axes.right if curve.y_axis == "right" else fig.y_axes.left
-            self._curves[key] = read_curve_csv(self.folder / curve.digitized, fig.x_axis, y_axis)
+            self._curves[key] = read_curve_csv(
+                self.folder / curve.digitized, fig.x_axis, y_axis, self.unit_length_m
+            )
         xs, ys = self._curves[key]
         target = units.column_quantity(x_column) if x_column else None
         if target is None or target == (fig.x_axis.quantity, fig.x_axis.unit):
             return list(xs), list(ys)
         try:
-            xs = units.convert(xs, (fig.x_axis.quantity, fig.x_axis.unit), target)
+            xs = self.convert(xs, (fig.x_axis.quantity, fig.x_axis.unit), target)
         except units.UnitError:
             return list(xs), list(ys)  # e.g. a free parameter: the column is read as is
         pairs = sorted(zip(xs, ys, strict=True))
@@ -251,7 +308,7 @@ class Paper:
         if src is None or src == (axis.quantity, axis.unit):
             return list(xs)
         try:
-            return units.convert(list(xs), src, (axis.quantity, axis.unit))
+            return self.convert(list(xs), src, (axis.quantity, axis.unit))
         except units.UnitError:
             return list(xs)
 
@@ -295,10 +352,11 @@ def confinement_problem(folder: Path, field: str, rel: str) -> str | None:
 
 
 def check_folder(
-    folder: str | Path, curves: dict | None = None
+    folder: str | Path, curves: dict | None = None, bands: dict | None = None
 ) -> tuple[PaperMetadata | None, list[Problem]]:
     """The metadata, and every problem of the paper folder at once (file, message);
-    `curves` gets each digitized curve read, by (figure_id, curve_id)."""
+    `curves` gets each digitized curve read, by (figure_id, curve_id), and `bands` each
+    band diagram's points (k_path, frequency, band)."""
     folder = Path(folder)
     meta_path = folder / "metadata.yaml"
     if not meta_path.is_file():
@@ -318,15 +376,21 @@ def check_folder(
         if problem:
             problems.append((str(meta_path), problem))
     bad = [m for _f, m in problems]
+    a_m = meta.unit_length.metres if meta.unit_length else None
+    curves = {} if curves is None else curves
+    bands = {} if bands is None else bands
     for fig in meta.figures:
         for curve in fig.curves:
             if not curve.digitized or any(f"'{curve.digitized}'" in m for m in bad):
                 continue
             y_axis = fig.y_axes.right if curve.y_axis == "right" else fig.y_axes.left
+            key, path = (fig.figure_id, curve.curve_id), folder / curve.digitized
             try:
-                xy = read_curve_csv(folder / curve.digitized, fig.x_axis, y_axis or fig.y_axes.left)
-                if curves is not None:
-                    curves[(fig.figure_id, curve.curve_id)] = xy
+                if fig.band_diagram is not None:
+                    bands[key] = read_band_csv(path, fig, a_m)
+                    curves[key] = ([p[0] for p in bands[key]], [p[1] for p in bands[key]])
+                else:
+                    curves[key] = read_curve_csv(path, fig.x_axis, y_axis or fig.y_axes.left, a_m)
             except InputFileError as exc:
                 problems.append((exc.path, exc.problem))
     return meta, problems
@@ -380,19 +444,24 @@ def strict_json(text: str, source: str | Path) -> object:
         ) from None
 
 
-def read_csv_rows(
-    path: Path, expect: list[str] | None = None
-) -> tuple[list[str], list[tuple[float, float]]]:
-    """(header, numeric rows) of a two-column CSV, errors naming the line."""
+def csv_lines(path: Path) -> list[list[str]]:
+    """The rows of a UTF-8 CSV, errors naming the file."""
     try:
         with open(path, newline="", encoding="utf-8") as fh:
-            rows = list(csv.reader(fh))
+            return list(csv.reader(fh))
     except OSError as exc:
         raise InputFileError(path, f"cannot be read ({exc.strerror})") from None
     except UnicodeDecodeError as exc:
         raise InputFileError(
             path, f"is not a UTF-8 text CSV (byte {exc.start}: {exc.reason}); expected x,y rows"
         ) from None
+
+
+def read_csv_rows(
+    path: Path, expect: list[str] | None = None
+) -> tuple[list[str], list[tuple[float, float]]]:
+    """(header, numeric rows) of a two-column CSV, errors naming the line."""
+    rows = csv_lines(path)
     if not rows or len(rows[0]) < 2:
         raise InputFileError(path, "first line must be a header naming the x and y columns")
     if expect and [c.strip() for c in rows[0][:2]] != expect:
@@ -416,8 +485,11 @@ def read_xy_csv(path: str | Path) -> tuple[list[float], list[float]]:
     return [r[0] for r in data], [r[1] for r in data]
 
 
-def column_values(path: Path, header: str, axis: Axis, values: list[float]) -> list[float]:
-    """A column in its axis's unit: converted from the unit its header states."""
+def column_values(
+    path: Path, header: str, axis: Axis, values: list[float], unit_length_m: float | None = None
+) -> list[float]:
+    """A column in its axis's unit: converted from the unit its header states (c/a to
+    THz only through the paper's length a, `unit_length_m`)."""
     name, unit = units.split_header(header)
     if unit is None or header in ("x", "y"):
         return values
@@ -432,14 +504,79 @@ def column_values(path: Path, header: str, axis: Axis, values: list[float]) -> l
             f"valid: {', '.join(units.valid_units(qty))} (or no unit: the axis's '{axis.unit}')",
         )
     try:
-        return units.convert(values, src, (qty, axis.unit))
+        return units.convert(values, src, (qty, axis.unit), unit_length_m)
     except units.UnitError as exc:
         raise InputFileError(path, f"column '{header}': {exc}") from None
 
 
-def read_curve_csv(path: Path, x_axis: Axis, y_axis: Axis) -> tuple[list[float], list[float]]:
+def read_curve_csv(
+    path: Path, x_axis: Axis, y_axis: Axis, unit_length_m: float | None = None
+) -> tuple[list[float], list[float]]:
     """A digitized curve in its figure's axis units (see Curve.digitized)."""
     header, data = read_csv_rows(path)
-    xs = column_values(path, header[0], x_axis, [r[0] for r in data])
-    ys = column_values(path, header[1], y_axis, [r[1] for r in data])
+    xs = column_values(path, header[0], x_axis, [r[0] for r in data], unit_length_m)
+    ys = column_values(path, header[1], y_axis, [r[1] for r in data], unit_length_m)
     return xs, ys
+
+
+def band_index(text: str) -> int | None:
+    """The 1-based band of a CSV cell, or None when it is not a positive integer."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return int(value) if value.is_integer() and value >= 1 else None
+
+
+def read_band_csv(path: Path, fig: Figure, unit_length_m: float | None = None) -> list[BandPoint]:
+    """A band diagram's digitized points: columns k_path, frequency (its unit in the
+    header, converted to the y axis's) and optionally band, each row on the k path and,
+    with a band, within the bands the figure shows."""
+    bd = fig.band_diagram
+    assert bd is not None
+    rows = [r for r in csv_lines(path) if r]
+    header = [c.strip() for c in rows[0]] if rows else []
+    if len(header) not in (2, 3):
+        raise InputFileError(
+            path,
+            f"first line must name 2 or 3 columns: k_path, frequency (with its unit, "
+            f"e.g. frequency_c/a) and optionally band; got {header!r}",
+        )
+    if len(header) == 3 and header[2].lower() != "band":
+        raise InputFileError(
+            path, f"column 3 is '{header[2]}'; valid: band (the 1-based band) or no third column"
+        )
+    last = len(bd.k_path) - 1
+    ks, fs, bands = [], [], []
+    for lineno, row in enumerate(rows[1:], start=2):
+        if len(row) != len(header):
+            raise InputFileError(
+                path, f"line {lineno} has {len(row)} cells; the header {len(header)}"
+            )
+        try:
+            k, f = float(row[0]), float(row[1])
+        except ValueError:
+            raise InputFileError(
+                path, f"line {lineno}: k_path and frequency must be numbers: {row!r}"
+            ) from None
+        if not -1e-9 <= k <= last + 1e-9:
+            raise InputFileError(
+                path,
+                f"line {lineno}: k_path {k:g} is off the k path; valid: 0 to {last} "
+                f"({'-'.join(bd.labels)})",
+            )
+        band = band_index(row[2]) if len(row) == 3 else None
+        if len(row) == 3 and (band is None or band > bd.bands):
+            raise InputFileError(
+                path,
+                f"line {lineno}: column 'band' is {row[2].strip()!r}; valid: a positive "
+                f"integer, 1 to {bd.bands} (band_diagram.bands)",
+            )
+        ks.append(k)
+        fs.append(f)
+        bands.append(band)
+    if len(ks) < 2:
+        raise InputFileError(path, "needs at least two data rows")
+    ks = column_values(path, header[0], fig.x_axis, ks, unit_length_m)
+    fs = column_values(path, header[1], fig.y_axes.left, fs, unit_length_m)
+    return list(zip(ks, fs, bands, strict=True))

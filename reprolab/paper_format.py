@@ -11,12 +11,31 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from reprolab import units
 
 SCHEMA_PATH = Path(__file__).parents[1] / "docs" / "paper-format.schema.json"
 ID = r"^[A-Za-z0-9_]+$"
+
+# What a table column states -> the quantity of its unit (None: any unit, analyst only).
+MEASURES: dict[str, str | None] = {
+    "mode_frequency": "frequency",
+    "mode_wavelength": "wavelength",
+    "quality_factor": "quality_factor",
+    "linewidth": "frequency",
+    "splitting": "frequency",
+    "gap_lower": "frequency",
+    "gap_upper": "frequency",
+    "gap_midgap_ratio": "dimensionless",
+    "other": None,
+}
+# The row labels a table may declare: what tells its modes apart.
+LABELS = ("m", "band", "parity", "k", "polarization", "order")
+POLARIZATIONS = ("TE", "TM", "TE-like", "TM-like")
+# Key-value kinds read off a table or a band diagram rather than off a curve.
+MODE_KINDS = ("mode_frequency", "quality_factor", "gap_lower", "gap_upper", "gap_midgap_ratio")
+CURVE_KINDS = ("y_at_x", "x_of_max", "x_of_min", "max_y", "min_y")
 
 
 class Strict(BaseModel):
@@ -31,8 +50,9 @@ class Axis(Strict):
     )
     unit: str = Field(
         "1",
-        description="The axis unit, one of its quantity's (wavelength: nm, um; "
-        "frequency: THz, GHz, c/a; energy: eV, meV; angle: deg, rad; dimensionless: 1, %); "
+        description="The axis unit, one of its quantity's (wavelength: nm, um, a; "
+        "frequency: THz, GHz, c/a (also a/λ, ωa/2πc); energy: eV, meV; angle: deg, rad; "
+        "dimensionless: 1, %; wavevector: 2π/a, 1/um; quality_factor, k_path: 1); "
         "any text for a free parameter.",
     )
     name: str | None = Field(None, description="A free parameter's name (e.g. `num_pairs`).")
@@ -95,6 +115,79 @@ class FieldMap(Strict):
         return self
 
 
+class KPoint(Strict):
+    label: str = Field(min_length=1, description="The symmetry point's label (`Γ`, `X`, `M`).")
+    k: list[float] = Field(
+        min_length=1,
+        max_length=3,
+        description="Cartesian k in units of 2π/a (Meep's k_point convention); missing "
+        "components are 0.",
+    )
+
+    @property
+    def vector(self) -> list[float]:
+        return [*self.k, *[0.0] * (3 - len(self.k))]
+
+
+class Gap(Strict):
+    below_band: int = Field(ge=1, description="The band below the gap (1-based).")
+    lower: float = Field(description="The gap's lower edge, in the y-axis unit.")
+    upper: float = Field(description="The gap's upper edge, in the y-axis unit.")
+
+    @model_validator(mode="after")
+    def _ordered(self):
+        if not 0 <= self.lower < self.upper:
+            raise ValueError(
+                f"a gap needs 0 <= lower < upper (got lower {self.lower:g}, upper {self.upper:g})"
+            )
+        return self
+
+    @property
+    def midgap_ratio(self) -> float:
+        """Gap width over midgap frequency (Δω/ω_mid)."""
+        return 2 * (self.upper - self.lower) / (self.upper + self.lower)
+
+
+class BandDiagram(Strict):
+    lattice: Literal["square", "triangular", "rectangular", "oblique"] | None = Field(
+        None, description="The lattice (informative)."
+    )
+    polarization: Literal["TE", "TM", "none"] = Field(
+        "none", description="The bands' polarization (`none`: both, or a 3D structure)."
+    )
+    k_path: list[KPoint] = Field(
+        description="The symmetry points in the order of the x axis; point i is at k_path "
+        "= i, segments are straight lines in k between them."
+    )
+    bands: int = Field(ge=1, description="How many lowest bands the figure shows (compared).")
+    light_line: bool = Field(False, description="The figure draws the light line.")
+    gaps: list[Gap] = Field([], description="Band gaps the paper states.")
+
+    @field_validator("k_path")
+    @classmethod
+    def _two_points(cls, value: list[KPoint]) -> list[KPoint]:
+        if len(value) < 2:
+            raise ValueError(
+                f"a k path needs at least 2 points (got {len(value)}); valid: the symmetry "
+                "points in order, e.g. [{label: Γ, k: [0, 0, 0]}, {label: X, k: [0.5, 0, 0]}]"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _gaps_between_shown_bands(self):
+        for gap in self.gaps:
+            if gap.below_band >= self.bands:
+                raise ValueError(
+                    f"a gap below band {gap.below_band + 1} lies above the {self.bands} "
+                    f"band(s) shown; valid below_band: 1 to {self.bands - 1} (or raise bands)"
+                )
+        return self
+
+    @property
+    def labels(self) -> list[str]:
+        return [p.label for p in self.k_path]
+
+
 class Figure(Strict):
     figure_id: str = Field(pattern=ID)
     title: str
@@ -110,6 +203,31 @@ class Figure(Strict):
         "reproduction, written as HDF5, is drawn with the same axes and colour scale "
         "beside the paper's image and compared by eye (qualitative).",
     )
+    band_diagram: BandDiagram | None = Field(
+        None,
+        description="A band diagram ω(k): x_axis is `k_path` (unit 1), y_axes.left a "
+        "frequency; each curve's CSV has columns k_path, frequency and optionally band "
+        "(1-based).",
+    )
+
+    @model_validator(mode="after")
+    def _band_axes(self):
+        if self.band_diagram is None:
+            return self
+        if self.field_map is not None:
+            raise ValueError("a figure is a field map or a band diagram, not both")
+        if self.x_axis.quantity != "k_path":
+            raise ValueError(
+                f"a band diagram's x_axis has quantity 'k_path' (unit 1: symmetry points "
+                f"at 0, 1, 2, ...); got '{self.x_axis.quantity}'"
+            )
+        if self.y_axes.left.quantity != "frequency" or self.y_axes.right is not None:
+            raise ValueError(
+                "a band diagram's y_axes has only left, with quantity 'frequency' (e.g. unit "
+                f"c/a); got '{self.y_axes.left.quantity}'"
+                + (" and a right axis" if self.y_axes.right else "")
+            )
+        return self
 
     @model_validator(mode="after")
     def _one_map(self):
@@ -149,6 +267,10 @@ class Figure(Strict):
         right = f" / {self.y_axes.right.label} (right)" if self.y_axes.right else ""
         return self.y_axes.left.label + right
 
+    def curve_axis(self, curve_id: str) -> str:
+        """`left` or `right`: the y axis curve `curve_id` is on."""
+        return next((c.y_axis for c in self.curves if c.curve_id == curve_id), "left")
+
     @property
     def digitized(self) -> bool:
         """Every curve has digitized data: compared by numbers, not only by eye."""
@@ -159,15 +281,108 @@ class KeyValue(Strict):
     quantity: str = Field(description="What the number is, e.g. `peak reflectance`.")
     value: float
     unit: str = Field("1", description="Its unit (`1` when dimensionless).")
-    kind: Literal["y_at_x", "x_of_max", "x_of_min", "max_y", "min_y", "other"] = Field(
+    kind: Literal[(*CURVE_KINDS, *MODE_KINDS, "other")] = Field(  # type: ignore[valid-type]
         "other",
-        description="How code reads it off the curve: y at `x`, the x of the maximum or "
-        "minimum, the maximum or minimum y; `other` is compared by the analyst only.",
+        description="How code reads it off the reproduction: off a curve, y at `x`, the x "
+        "of the maximum or minimum, the maximum or minimum y; off a table or a band "
+        "diagram, a mode's frequency or Q, a gap's edges or its gap-midgap ratio; `other` "
+        "is compared by the analyst only.",
     )
-    figure: str | None = Field(None, description="The figure the value belongs to.")
+    figure: str | None = Field(
+        None, description="The figure (or, for a mode kind, the table) the value belongs to."
+    )
     curve: str | None = Field(None, description="The curve of that figure.")
     x: float | None = Field(None, description="Where on the x axis, in the figure's x unit.")
+    labels: dict[str, Any] | None = Field(
+        None,
+        description="The mode's labels (a mode kind): for a table, some of its declared "
+        "labels (`{m: 5}`); for a band diagram, `{k: X}` (a k_path label).",
+    )
+    band: int | None = Field(
+        None, ge=1, description="The band (a mode kind): on a band diagram, the band below a gap."
+    )
     note: str = ""
+
+
+class UnitLength(Strict):
+    value: float = Field(gt=0, description="The length a of the paper's normalized units.")
+    unit: str = Field(description="Its unit: nm, um, mm, m.")
+
+    @model_validator(mode="after")
+    def _length_unit(self):
+        valid = [u for u in units.UNITS["length"] if not units.normalized(u)]
+        if self.unit not in valid:
+            raise ValueError(f"'{self.unit}' is not a length unit for a; valid: {', '.join(valid)}")
+        return self
+
+    @property
+    def metres(self) -> float:
+        return self.value * units.UNITS["length"][self.unit]
+
+
+class Column(Strict):
+    name: str = Field(pattern=ID, description="The column's key in each row (e.g. `Q`).")
+    measure: Literal[tuple(MEASURES)] = Field(  # type: ignore[valid-type]
+        description="What the column states: mode_frequency, mode_wavelength, "
+        "quality_factor (unit 1), linewidth (full width), splitting, gap_lower, gap_upper "
+        "(frequency units), gap_midgap_ratio (1 or %), other (analyst only)."
+    )
+    unit: str = Field("1", description="The column's unit, one of its measure's.")
+    label: str = Field("", description="The column heading as printed, if it helps.")
+
+    @model_validator(mode="after")
+    def _unit_of_measure(self):
+        quantity = MEASURES[self.measure]
+        if self.name in LABELS:
+            raise ValueError(f"column name '{self.name}' is a label name; valid: another name")
+        problem = units.check_unit(quantity, self.unit) if quantity else None
+        if problem:
+            raise ValueError(f"column '{self.name}' (measure {self.measure}): {problem}")
+        return self
+
+
+class Table(Strict):
+    table_id: str = Field(pattern=ID, description="Unique among figure and table ids.")
+    title: str
+    caption: str = ""
+    labels: list[Literal[LABELS]] = Field(  # type: ignore[valid-type]
+        [],
+        description="The label columns that tell the rows apart: m (azimuthal order), band, "
+        "parity, k (a symmetry-point label or [kx, ky, kz] in 2π/a), polarization, order.",
+    )
+    columns: list[Column] = Field(min_length=1, description="The value columns.")
+    rows: list[dict[str, Any]] = Field(
+        min_length=1,
+        description="One mapping per row: every declared label, and the columns' values "
+        "(a number, or null when not stated).",
+    )
+
+    @model_validator(mode="after")
+    def _unique_names(self):
+        names = [c.name for c in self.columns]
+        for group, what in ((names, "column name"), (list(self.labels), "label")):
+            dup = sorted({n for n in group if group.count(n) > 1})
+            if dup:
+                raise ValueError(f"{what} {dup[0]!r} is declared twice")
+        return self
+
+    def column(self, name: str) -> Column:
+        for col in self.columns:
+            if col.name == name:
+                return col
+        raise KeyError(f"table {self.table_id} has no column '{name}' (valid: {self.names})")
+
+    @property
+    def names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+    def row_labels(self, row: dict) -> dict[str, Any]:
+        return {label: row.get(label) for label in self.labels}
+
+    def value(self, row: dict, name: str) -> float | None:
+        """A row's value of column `name`; None when not stated."""
+        self.column(name)
+        return row.get(name)
 
 
 class SupplementaryFigure(Strict):
@@ -181,12 +396,37 @@ class PaperMetadata(Strict):
     authors: list[str] = []
     domain: str
     paper_text: str = Field(description="The markdown text, relative to the paper folder.")
-    figures: list[Figure] = Field(min_length=1)
+    unit_length: UnitLength | None = Field(
+        None,
+        description="The length a of normalized units (c/a, a, 2π/a), if the paper states "
+        "it: without it they are never converted to THz or nm.",
+    )
+    figures: list[Figure] = Field([], description="The figures (at least one figure or table).")
+    tables: list[Table] = Field([], description="Tables of modes (at least one figure or table).")
     key_values: list[KeyValue] = Field(
         [], description="Headline numbers the paper states, compared with the reproduction."
     )
     supplementary_text: list[str] = Field([], description="Markdown files of supplements.")
     supplementary_figures: list[SupplementaryFigure] = []
+
+    @model_validator(mode="after")
+    def _one_result(self):
+        if not self.figures and not self.tables:
+            raise ValueError(
+                "a paper needs at least one result: a figure (`figures`) or a table (`tables`)"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _the_one_gap(self):
+        """A gap's key value on a band diagram that states one gap is about that gap."""
+        figs = {f.figure_id: f for f in self.figures}
+        for kv in self.key_values:
+            fig = figs.get(kv.figure or "")
+            bd = fig.band_diagram if fig else None
+            if kv.kind.startswith("gap_") and kv.band is None and bd and len(bd.gaps) == 1:
+                kv.band = bd.gaps[0].below_band
+        return self
 
 
 def paper_schema() -> dict:

@@ -3,6 +3,10 @@
 A paper states its axes in its own units (wavelength in nm or µm, frequency in THz,
 photon energy in eV, angle in degrees); code converts, never an agent. Wavelength,
 frequency, photon energy and wavenumber convert into each other through c and h.
+
+Normalized units scale with the lattice constant a (frequency in c/a = a/λ, lengths in
+a, wavevectors in 2π/a): they convert among themselves freely, and to SI units only
+with the paper's length a (metadata `unit_length`).
 """
 
 from __future__ import annotations
@@ -12,25 +16,46 @@ import re
 
 C_M_PER_S = 299_792_458.0
 H_EV_S = 4.135_667_696e-15  # Planck's constant in eV·s
+TWO_PI = 2 * math.pi
 
-# quantity -> {unit: factor to the quantity's base unit}
+# The frequency unit of normalized papers and of Meep: ωa/2πc = a/λ = f in c/a.
+NORMALIZED_FREQUENCY = ("c/a", "a/lambda", "a/λ", "ωa/2πc", "meep")
+# quantity -> {unit: factor to the quantity's base unit (SI, or SI per power of a)}
 UNITS: dict[str, dict[str, float]] = {
-    "wavelength": {"nm": 1e-9, "um": 1e-6, "µm": 1e-6, "micron": 1e-6, "mm": 1e-3, "m": 1.0},
-    "length": {"nm": 1e-9, "um": 1e-6, "µm": 1e-6, "micron": 1e-6, "mm": 1e-3, "m": 1.0},
-    "frequency": {"Hz": 1.0, "GHz": 1e9, "THz": 1e12, "PHz": 1e15, "rad/fs": 1e15 / (2 * math.pi)},
+    "wavelength": {
+        **{"nm": 1e-9, "um": 1e-6, "µm": 1e-6, "micron": 1e-6, "mm": 1e-3, "m": 1.0},
+        "a": 1.0,
+    },
+    "length": {
+        **{"nm": 1e-9, "um": 1e-6, "µm": 1e-6, "micron": 1e-6, "mm": 1e-3, "m": 1.0},
+        "a": 1.0,
+    },
+    "frequency": {
+        **{"Hz": 1.0, "GHz": 1e9, "THz": 1e12, "PHz": 1e15, "rad/fs": 1e15 / TWO_PI},
+        **dict.fromkeys(NORMALIZED_FREQUENCY, C_M_PER_S),
+    },
     "energy": {"eV": 1.0, "meV": 1e-3},
     "wavenumber": {"cm^-1": 100.0, "cm-1": 100.0, "um^-1": 1e6, "m^-1": 1.0},
     "angle": {"deg": math.pi / 180, "rad": 1.0},
     "time": {"fs": 1e-15, "ps": 1e-12, "ns": 1e-9, "s": 1.0},
     "dimensionless": {"1": 1.0, "%": 0.01},
+    # A Bloch wavevector (radians per metre): Meep's k_point is in 2π/a.
+    "wavevector": {"2pi/a": TWO_PI, "2π/a": TWO_PI, "1/um": 1e6, "1/nm": 1e9, "1/m": 1.0},
+    "quality_factor": {"1": 1.0},
+    # The position along a band diagram's k path: symmetry points at 0, 1, 2, ...
+    "k_path": {"1": 1.0},
 }
+# The power of a each normalized unit carries (SI value = number * factor * a**power).
+PER_A: dict[str, int] = {**dict.fromkeys(NORMALIZED_FREQUENCY, -1), "2pi/a": -1, "2π/a": -1}
+PER_A["a"] = 1
 # A free parameter (number of layers, a fill factor, a thickness in the paper's own
 # unit): any unit string, converted only to itself.
 FREE = "parameter"
 QUANTITIES = (*UNITS, FREE)
 PHOTON = ("wavelength", "frequency", "energy", "wavenumber")
-# Meep's own frequency unit c/a depends on the simulation's length unit: same unit only.
+# Kept for readers of the first format: Meep's frequency units.
 MEEP_UNITS = {"c/a", "meep"}
+UNIT_LENGTH_HINT = "state the paper's length a as `unit_length: {value: 500, unit: nm}`"
 
 
 class UnitError(ValueError):
@@ -45,13 +70,28 @@ def check_unit(quantity: str, unit: str) -> str | None:
     """None when `unit` is a unit of `quantity`, else what would be valid."""
     if quantity == FREE or unit in UNITS.get(quantity, {}):
         return None
-    if quantity == "frequency" and unit in MEEP_UNITS:
-        return None
     return f"'{unit}' is not a unit of {quantity}; valid: {', '.join(valid_units(quantity))}"
 
 
-def _photon_hz(value: float, quantity: str, unit: str) -> float:
-    si = value * UNITS[quantity][unit]
+def same_unit(quantity: str, a: str, b: str) -> bool:
+    """`a` and `b` are one unit of `quantity` (two spellings: `um` and `µm`, `c/a` and
+    `a/λ`)."""
+    known = UNITS.get(quantity, {})
+    if a == b:
+        return True
+    return a in known and b in known and (known[a], PER_A.get(a)) == (known[b], PER_A.get(b))
+
+
+def normalized(unit: str) -> bool:
+    """The unit scales with the lattice constant a (c/a, a, 2π/a)."""
+    return unit in PER_A
+
+
+def _si_factor(quantity: str, unit: str, a_m: float) -> float:
+    return UNITS[quantity][unit] * a_m ** PER_A.get(unit, 0)
+
+
+def _photon_hz(si: float, quantity: str) -> float:
     if quantity == "frequency":
         return si
     if quantity == "energy":
@@ -61,46 +101,60 @@ def _photon_hz(value: float, quantity: str, unit: str) -> float:
     return C_M_PER_S * si  # wavenumber in 1/m
 
 
-def _from_hz(hz: float, quantity: str, unit: str) -> float:
+def _from_hz(hz: float, quantity: str) -> float:
     if quantity == "frequency":
-        si = hz
-    elif quantity == "energy":
-        si = hz * H_EV_S
-    elif quantity == "wavelength":
-        si = C_M_PER_S / hz
-    else:
-        si = hz / C_M_PER_S
-    return si / UNITS[quantity][unit]
+        return hz
+    if quantity == "energy":
+        return hz * H_EV_S
+    if quantity == "wavelength":
+        return C_M_PER_S / hz
+    return hz / C_M_PER_S
 
 
-def converter(src: tuple[str, str], dst: tuple[str, str]):
+def converter(src: tuple[str, str], dst: tuple[str, str], unit_length_m: float | None = None):
     """A function value -> value from (quantity, unit) `src` to `dst`; UnitError when
-    the two cannot be converted (a free parameter into another unit, angle to length)."""
+    the two cannot be converted (a free parameter into another unit, angle to length,
+    c/a to THz without the paper's length a, `unit_length_m` in metres)."""
     (sq, su), (dq, du) = src, dst
     for q, u in (src, dst):
         problem = check_unit(q, u)
         if problem:
             raise UnitError(problem)
-    if (sq, su) == (dq, du) or (sq == dq and su == du):
+    if (sq, su) == (dq, du):
         return lambda v: v
-    if su in MEEP_UNITS or du in MEEP_UNITS or FREE in (sq, dq):
+    if FREE in (sq, dq):
         raise UnitError(f"{sq} in '{su}' cannot be converted to {dq} in '{du}'")
-    if sq == dq or {sq, dq} == {"wavelength", "length"}:
-        factor = UNITS[sq][su] / UNITS[dq][du]
+    same = sq == dq or {sq, dq} == {"wavelength", "length"}
+    if not same and not (sq in PHOTON and dq in PHOTON):
+        raise UnitError(f"{sq} cannot be converted to {dq}")
+    a_m = unit_length_m
+    if normalized(su) != normalized(du) and a_m is None:
+        raise UnitError(
+            f"{sq} in '{su}' converts to {dq} in '{du}' only with the paper's length a "
+            f"(metadata field 'unit_length'): {UNIT_LENGTH_HINT}"
+        )
+    # Both normalized: any a gives the same number, since both scale with it alike.
+    a_m = 1.0 if a_m is None else a_m
+    fs, fd = _si_factor(sq, su, a_m), _si_factor(dq, du, a_m)
+    if same:
+        factor = fs / fd
         return lambda v: v * factor
-    if sq in PHOTON and dq in PHOTON:
 
-        def photon(v: float) -> float:
-            if v == 0:
-                raise UnitError(f"{sq} 0 {su} has no {dq}")
-            return _from_hz(_photon_hz(v, sq, su), dq, du)
+    def photon(v: float) -> float:
+        if v == 0:
+            raise UnitError(f"{sq} 0 {su} has no {dq}")
+        return _from_hz(_photon_hz(v * fs, sq), dq) / fd
 
-        return photon
-    raise UnitError(f"{sq} cannot be converted to {dq}")
+    return photon
 
 
-def convert(values: list[float], src: tuple[str, str], dst: tuple[str, str]) -> list[float]:
-    fn = converter(src, dst)
+def convert(
+    values: list[float],
+    src: tuple[str, str],
+    dst: tuple[str, str],
+    unit_length_m: float | None = None,
+) -> list[float]:
+    fn = converter(src, dst, unit_length_m)
     return [fn(v) for v in values]
 
 
@@ -109,6 +163,7 @@ _BRACKETED = re.compile(r"^\s*(?P<name>.*?)\s*[\[(]\s*(?P<unit>[^\])]+?)\s*[\])]
 _ALIASES = {"lambda": "wavelength", "wl": "wavelength", "freq": "frequency", "f": "frequency"}
 _ALIASES |= {"e": "energy", "energy": "energy", "theta": "angle", "angle": "angle"}
 _ALIASES |= {"z": "length", "position": "length"}  # field maps: `z_um`, `position_nm`
+_ALIASES |= {"k": "wavevector", "wavevector": "wavevector", "q": "quality_factor"}
 
 
 def split_header(header: str) -> tuple[str, str | None]:

@@ -125,8 +125,8 @@ def test_every_problem_listed_at_once_with_field_and_valid(paper_dir, capsys):
     for expected in (
         "field 'key_value' is not a field of the paper format; did you mean 'key_values'?",
         "field 'figures[1].captoin' is not a field of the paper format; did you mean 'caption'?",
-        "field 'figures[1].x_axis': 'nanometre' is not a unit of wavelength; valid: m, micron, "
-        "mm, nm, um, µm",
+        "field 'figures[1].x_axis': 'nanometre' is not a unit of wavelength; valid: a, m, "
+        "micron, mm, nm, um, µm",
     ):
         assert expected in out
     assert "problem(s), listed above" in out
@@ -143,7 +143,7 @@ def test_every_problem_listed_at_once_with_field_and_valid(paper_dir, capsys):
         "field 'key_values[1].curve' is 'Q'; valid: ['R']",
         "field 'key_values[1].x' is required for kind 'y_at_x'",
         "fig1_n.csv: column 'wavelength [furlong]' states unit 'furlong', not a unit of the axis "
-        "quantity wavelength; valid: m, micron, mm, nm, um, µm",
+        "quantity wavelength; valid: a, m, micron, mm, nm, um, µm",
     ):
         assert expected in out
     with pytest.raises(InputFileError, match=r"y_axes.right(.|\n)*6 more problem"):
