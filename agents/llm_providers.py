@@ -15,7 +15,6 @@ from __future__ import annotations
 import base64
 import json
 import logging
-import mimetypes
 import os
 import time
 from collections.abc import Callable
@@ -36,6 +35,7 @@ from agents.providers import (
     Spent,
     Usage,
 )
+from reprolab.errors import InputFileError
 from reprolab.fileio import describe_validation_error
 
 log = logging.getLogger(__name__)
@@ -96,9 +96,31 @@ def validation_problems(output_model: type[BaseModel], reply: Reply, agent: str)
     return []
 
 
+IMAGE_MAGIC = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+)
+
+
+def image_media_type(data: bytes) -> str | None:
+    """The image's media type read from its first bytes (never from its file name)."""
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return next((media for magic, media in IMAGE_MAGIC if data.startswith(magic)), None)
+
+
 def image_payload(path: str) -> tuple[str, str]:
-    media = mimetypes.guess_type(path)[0] or "image/png"
-    return media, base64.standard_b64encode(Path(path).read_bytes()).decode("ascii")
+    data = Path(path).read_bytes()
+    media = image_media_type(data)
+    if media is None:
+        raise InputFileError(
+            path,
+            "is not a PNG, JPEG, GIF or WebP image by its content (whatever its name "
+            "says); it is not sent to the model. Replace it with the figure as an image",
+        )
+    return media, base64.standard_b64encode(data).decode("ascii")
 
 
 def retry_after_seconds(exc: Exception) -> float:

@@ -167,14 +167,11 @@ CACHEABLE_FIELDS = ("paper_text", "paper_text_summary")
 """Long fields that are the same across agents and retries: sent first, cached."""
 
 
-# A closing (or opening) data tag in any casing or spacing, fullwidth forms included.
-FENCE_TAG = re.compile(r"([<\uff1c\ufe64])(\s*)([/\uff0f]?)(\s*)(data)\b", re.IGNORECASE)
-
-
 def data_block(key: str, value) -> str:
     body = value if isinstance(value, str) else json.dumps(value, indent=2, sort_keys=True)
-    # A paper cannot close the block early (or open another): every tag is escaped.
-    body = FENCE_TAG.sub(lambda m: m.group(1) + m.group(2) + "\\" + "".join(m.groups()[2:]), body)
+    # A paper cannot close the block early (or open another): every tag is escaped, in
+    # any casing, spacing, fullwidth or zero-width spelling.
+    body = untrusted.escape_data_tags(body)
     return f'<data name="{key}">\n{body}\n</data name="{key}">'
 
 

@@ -7,10 +7,14 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from agents.common import AgentModel, Assumption, Question, StageId
+from reprolab.physics.meanings import COLUMN_MEANINGS
 
 AGENT = "simulation_designer"
 # What only a time-stepping simulation has; a stage-0 material evaluation gives none.
 FDTD_PARAMETERS = ("resolution", "pml_thickness", "source_fcen", "source_fwidth")
+# What a design that declares its `boundaries` may leave out (a Bloch cell has no PML).
+BOUNDARY_PARAMETERS = ("pml_thickness",)
+AXES = {"cartesian": ("x", "y", "z"), "cylindrical": ("r", "z")}
 
 
 class OutputSpec(AgentModel):
@@ -21,6 +25,19 @@ class OutputSpec(AgentModel):
     scattering uses `sigma_sca`, `sigma_abs`, `sigma_ext` (or `Q_` efficiencies), which the
     checks hold to non-negativity and ext = sca + abs."""
     description: str
+    column_meanings: dict[str, Literal[COLUMN_MEANINGS]] = {}
+    """What each column is (column -> meaning): the run-time checks hold a column to the
+    range its meaning allows (transmittance in [0, 1], cross sections >= 0), never by its
+    name. Without it the names above are read as documented."""
+
+    @model_validator(mode="after")
+    def _meanings_of_columns(self) -> OutputSpec:
+        unknown = sorted(set(self.column_meanings) - set(self.columns))
+        if unknown:
+            raise ValueError(
+                f"column_meanings of {self.file}: {unknown} not among its columns {self.columns}"
+            )
+        return self
 
 
 class FigureOutput(AgentModel):
@@ -68,6 +85,48 @@ class DeclaredDimension(AgentModel):
     """In units of a (a block's size along an axis, a cylinder's radius or height)."""
 
 
+class Boundary(AgentModel):
+    """The boundary condition of one axis of the cell (both sides; along r: its outer side)."""
+
+    axis: Literal["x", "y", "z", "r"]
+    """`x`, `y`, `z` (Cartesian) or `r`, `z` (cylindrical)."""
+    kind: Literal["pml", "bloch", "metallic", "none"]
+    """`pml` (absorbing), `bloch` (periodic with the run's k_point), `metallic` (Meep's
+    default wall, no k_point), `none` (the cell has no extent along it)."""
+    thickness: Annotated[float, Field(gt=0)] | None = None
+    """PML thickness in units of a (pml only; default: `pml_thickness`)."""
+
+    @model_validator(mode="after")
+    def _thickness_only_for_pml(self) -> Boundary:
+        if self.thickness is not None and self.kind != "pml":
+            raise ValueError(
+                f"boundary {self.axis}: thickness {self.thickness:g} given for kind "
+                f"'{self.kind}'; only a pml boundary has a thickness"
+            )
+        return self
+
+
+class Symmetry(AgentModel):
+    kind: Literal["mirror", "rotate2", "rotate4"]
+    direction: Literal["x", "y", "z"]
+    phase: float = 1.0
+    """+1 (even) or -1 (odd) for a mirror."""
+
+
+class SourceSpec(AgentModel):
+    kind: Literal["point_dipole", "line", "plane", "eigenmode", "oblique_plane_wave"]
+    component: str | None = None
+    """Field component, e.g. `Ez` (TM in 2D) or `Hz` (TE)."""
+    band: Annotated[int, Field(ge=1)] | None = None
+    """Eigenmode band (eigenmode sources only)."""
+    parity: str | None = None
+    """Eigenmode parity, e.g. `EVEN_Y` (eigenmode sources only)."""
+    fcen: Annotated[float, Field(gt=0)]
+    """Centre frequency in c/a."""
+    fwidth: Annotated[float, Field(gt=0)]
+    """Gaussian width in c/a."""
+
+
 class SimulationDesign(AgentModel):
     stage_id: StageId
     summary: str
@@ -82,7 +141,23 @@ class SimulationDesign(AgentModel):
     resolution: Annotated[int, Field(ge=1)] | None = None
     """Pixels per unit length (required when the stage runs a simulation)."""
     pml_thickness: Annotated[float, Field(gt=0)] | None = None
-    """PML thickness in units of a (required when the stage runs a simulation)."""
+    """PML thickness in units of a. Without `boundaries` it means a PML on every axis
+    (required then); with them, the thickness of each pml boundary that gives none."""
+    coordinates: Literal["cartesian", "cylindrical"] = "cartesian"
+    """`cylindrical`: Meep's `dimensions=mp.CYLINDRICAL`, axes r and z, one azimuthal
+    order m per run."""
+    m: list[int] = []
+    """The azimuthal orders run (required when cylindrical, none otherwise)."""
+    boundaries: list[Boundary] = []
+    """The boundary of each axis; empty: a PML of `pml_thickness` on every axis."""
+    k_points: list[list[float]] = []
+    """Meep k_point values ([kx, ky, kz], units of 2π/a) run with Bloch boundaries."""
+    symmetries: list[Symmetry] = []
+    sources: list[SourceSpec] = []
+    """The sources, when more than the one Gaussian of source_fcen/source_fwidth."""
+    mode_results: list[str] = []
+    """Table ids and band-diagram figure ids among the stage's targets that this stage
+    measures with Harminv: compared from the run-time record, no CSV needed."""
     source_fcen: Annotated[float, Field(gt=0)] | None = None
     """Source centre frequency in units of c/a (required when the stage runs a simulation)."""
     source_fwidth: Annotated[float, Field(gt=0)] | None = None
@@ -117,10 +192,12 @@ class SimulationDesign(AgentModel):
 
     @model_validator(mode="after")
     def _fdtd_parameters(self) -> SimulationDesign:
-        """A simulation needs all four FDTD parameters; a material-only evaluation none."""
+        """A simulation needs all four FDTD parameters (declared boundaries replace
+        pml_thickness); a material-only evaluation none."""
         given = [f for f in FDTD_PARAMETERS if getattr(self, f) is not None]
-        if self.runs_simulation and len(given) < len(FDTD_PARAMETERS):
-            missing = [f for f in FDTD_PARAMETERS if f not in given]
+        needed = [f for f in FDTD_PARAMETERS if not (self.boundaries and f in BOUNDARY_PARAMETERS)]
+        if self.runs_simulation and not set(needed) <= set(given):
+            missing = [f for f in needed if f not in given]
             raise ValueError(
                 f"runs_simulation is true but {', '.join(missing)} missing: a simulation "
                 "needs resolution, pml_thickness, source_fcen and source_fwidth (a stage-0 "
@@ -132,6 +209,52 @@ class SimulationDesign(AgentModel):
                 "no simulation has no resolution, PML or source (remove them, or set "
                 "runs_simulation: true)"
             )
+        if not self.runs_simulation and (self.boundaries or self.k_points or self.m):
+            raise ValueError(
+                "runs_simulation is false but boundaries, k_points or m given: a design "
+                "that runs no simulation has none"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _coordinates_and_boundaries(self) -> SimulationDesign:
+        """Cylindrical runs name m; boundaries use the coordinates' axes, once each; a
+        PML has a thickness; Bloch boundaries name the k points run."""
+        problems = []
+        if self.coordinates == "cylindrical" and not self.m:
+            problems.append("coordinates: cylindrical needs m (the azimuthal orders run)")
+        if self.coordinates == "cartesian" and self.m:
+            problems.append(f"m {self.m} given for cartesian coordinates (cylindrical only)")
+        axes = [b.axis for b in self.boundaries]
+        valid = AXES[self.coordinates]
+        for axis in sorted(set(axes)):
+            if axis not in valid:
+                problems.append(
+                    f"boundaries: axis '{axis}' is not an axis of {self.coordinates} "
+                    f"coordinates (valid: {list(valid)})"
+                )
+            if axes.count(axis) > 1:
+                problems.append(f"boundaries: axis '{axis}' given {axes.count(axis)} times")
+        for b in self.boundaries:
+            if b.kind == "pml" and b.thickness is None and self.pml_thickness is None:
+                problems.append(
+                    f"boundaries: pml on {b.axis} has no thickness (give it, or pml_thickness)"
+                )
+        bloch = [b.axis for b in self.boundaries if b.kind == "bloch"]
+        if bloch and not self.k_points:
+            problems.append(f"boundaries: bloch on {bloch} needs k_points (the k points run)")
+        if self.k_points and not bloch:
+            problems.append(
+                "k_points given but no bloch boundary: declare `boundaries` with kind "
+                "bloch on the periodic axes"
+            )
+        problems += [
+            f"k_points[{i}] = {k}: give [kx, ky, kz] (3 numbers)"
+            for i, k in enumerate(self.k_points)
+            if len(k) != 3
+        ]
+        if problems:
+            raise ValueError("; ".join(problems))
         return self
 
 

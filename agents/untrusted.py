@@ -64,6 +64,16 @@ def normalize(text: str) -> str:
 
 
 _ORDER = r"\b(instructions?|rules|prompts?|guidance|directions|directives|guidelines|orders)\b"
+_JUDGE = (
+    r"(reviewers?|checkers?|validators?|supervisors?|graders?|evaluators?|judges?|verifiers?|"
+    r"auditors?|referees?|assessors?|(ai|llm|language model|automated) (agents?|systems?|"
+    r"reviewers?|models?|assistants?))"
+)
+_OUTCOME = (
+    r"(reproductions?|replications?|results?|outcomes?|stages?|runs?|verdicts?|simulations?|"
+    r"comparisons?|figures?|attempts?|checks?|papers?|work)"
+)
+_SUCCESS = r"(success(ful)?|reproduced|replicated|passed|pass|passing|matched|matching|correct)\b"
 INJECTION_PATTERNS = {
     "ignore_instructions": (
         r"\b(ignore|disregard|forget|override|overrule|skip|drop|abandon|pay no attention to|"
@@ -84,6 +94,38 @@ INJECTION_PATTERNS = {
     ),
     "delimiter_escape": r"<\s*/?\s*data\b",
     "secret_exfiltration": r"\b(api[_ ]?key|environment variables?|credentials?|secrets?)\b",
+    # The turn markers of chat templates (ChatML, Llama, Gemma, Phi, ...): a paper has no
+    # reason to contain them; a model may read what follows as another speaker's turn.
+    "chat_template": (
+        r"<\|\s*[a-z_]{2,30}\s*\|>|\[\s*/?\s*inst\s*\]|<<\s*/?\s*sys\s*>>|"
+        # end of sequence, where a new turn or the text's end follows (not strikethrough)
+        r"</s>(?=\s*(<s>|<\||\[\s*inst|<<|(system|user|assistant|human)\b|$))|"
+        r"<\s*(start|end)_of_turn\s*>|(^|\n)\s*#{2,}\s*(system|assistant)\s*:|"
+        r"(^|\n)\s*(human|assistant)\s*:\s"
+    ),
+    # A fenced block labelled with a role instead of a language: ```system, ~~~assistant.
+    "role_fence": (
+        r"(^|\n)[ >]*(`{3,}|~{3,})\s*(system|assistant|user|developer|tool|prompt|"
+        r"instructions?)\b"
+    ),
+    # Words addressed to whoever reviews or judges the work, not to a reader of the paper.
+    "reviewer_instruction": (
+        r"\b(notes?|messages?|instructions?|memo|reminder|p\.?s\.?) (to|for) (the |any |all |"
+        r"every )?" + _JUDGE + r"\b|"
+        r"\b" + _JUDGE + r"\b.{0,30}?\b(should|must|shall|need to|needs to|have to|has to|"
+        r"are to|is to|are asked to|is asked to|will|can|may)\b.{0,20}?\b(approve|accept|"
+        r"pass|sign off|mark|rate|score|classify|skip|ignore|overlook|not (flag|reject|report|"
+        r"check|question))\b"
+    ),
+    # Telling the pipeline what the outcome of the reproduction is.
+    "success_claim": (
+        r"\b(report|classify|mark|declare|label|record|rate|grade|deem|flag|score|treat)\b\s+"
+        r"(this|the|these|that|our|its|each|every|all|any)?\s*" + _OUTCOME + r"\s+as\s+"
+        r"(an? )?(full |fully |complete |clear |a clear )?" + _SUCCESS + r"|"
+        r"\b" + _OUTCOME + r"\s+(should|must|shall|is to|are to|will)\s+be\s+(reported|"
+        r"classified|marked|declared|labell?ed|recorded|rated|graded|deemed|treated)\s+as\s+"
+        r"(an? )?(full |fully |complete |clear )?" + _SUCCESS
+    ),
 }
 _COMPILED = {name: re.compile(p, re.DOTALL) for name, p in INJECTION_PATTERNS.items()}
 
@@ -131,28 +173,88 @@ def find_injections(context: dict) -> list[dict]:
     return findings
 
 
-def paper_fields(meta, text: str) -> dict:
-    """Every field of a paper that reaches a prompt or the report, by name."""
+# Caption lines of the markdown: image alt text, HTML captions, "Table 2: ..." / "Fig. 3."
+_CAPTIONS = {
+    "figure_captions": re.compile(
+        r"!\[([^\]]{1,2000})\]|<figcaption[^>]*>(.{1,2000}?)</figcaption>|"
+        r"^[ >*_]*((?:fig\.?|figure)\s*\d+[^\n]{0,2000})",
+        re.IGNORECASE | re.DOTALL | re.MULTILINE,
+    ),
+    "table_captions": re.compile(
+        r"<caption[^>]*>(.{1,2000}?)</caption>|^[ >*_]*(table\s*[0-9ivx]+[^\n]{0,2000})",
+        re.IGNORECASE | re.DOTALL | re.MULTILINE,
+    ),
+}
+
+
+def text_captions(text: str) -> dict[str, list[str]]:
+    """The figure and table captions written in the paper's markdown, by kind."""
     return {
-        "paper_text": text,
-        "metadata.title": meta.title,
-        "metadata.domain": meta.domain,
-        "metadata.authors": list(meta.authors),
-        "metadata.figures": [
-            {
-                "title": f.title,
-                "x_label": f.x_label,
-                "y_label": f.y_label,
-                "curves": [c.label for c in f.curves],
-            }
-            for f in meta.figures
-        ],
+        kind: [next(g for g in m.groups() if g) for m in pattern.finditer(text)]
+        for kind, pattern in _CAPTIONS.items()
     }
 
 
+def paper_fields(meta, text: str) -> dict:
+    """Every field of a paper that reaches a prompt or the report, by name: the text, its
+    figure and table captions, and every text of the metadata (captions included)."""
+    captions = text_captions(text)
+    fields = {"paper_text": text}
+    fields |= {f"paper_text.{kind}": found for kind, found in captions.items() if found}
+    data = meta.model_dump(mode="json")
+    for key in ("paper_id", "paper_text", "supplementary_text"):
+        data.pop(key, None)  # names of files and ids, checked by their own patterns
+    fields |= {f"metadata.{key}": value for key, value in data.items()}
+    return fields
+
+
 def scan_paper(meta, text: str) -> list[dict]:
-    """Findings over the whole paper, each (field, pattern) once."""
+    """Findings over the whole paper, each (field, pattern) once; a pattern of the text
+    found only inside its captions is listed under the caption that holds it."""
     findings = []
     for field, value in paper_fields(meta, text).items():
         findings += scan(value, field)
-    return findings
+    in_captions: dict[str, int] = {}
+    for f in findings:
+        if f["field"].startswith("paper_text."):
+            in_captions[f["pattern"]] = in_captions.get(f["pattern"], 0) + f["count"]
+    return [
+        f
+        for f in findings
+        if not (f["field"] == "paper_text" and in_captions.get(f["pattern"], 0) >= f["count"])
+    ]
+
+
+_TAG = re.compile(r"<\s*/?\s*data\b")
+_TAG_START = re.compile("[<\uff1c\ufe64]")  # every character whose NFKC form is '<'
+
+
+def _fold(char: str) -> str:
+    if INVISIBLE.match(char) or CONTROL.match(char):
+        return ""
+    return unicodedata.normalize("NFKC", char).casefold().translate(LOOKALIKES)
+
+
+def escape_data_tags(text: str) -> str:
+    """`text` with a backslash after the '<' of every opening or closing data tag, however
+    it is spelled: the tag is found in the text as a reader sees it (NFKC, so fullwidth
+    letters are plain; zero-width and control characters dropped; look-alikes folded),
+    so `＜／ｄａｔａ＞` and `</d\u200bata>` cannot close a data block early. Nothing
+    else of the text changes."""
+    cuts = []
+    for start in _TAG_START.finditer(text):
+        seen, visible, i = "", 0, start.start()
+        while i < len(text) and visible < 8:  # '<', '/', 'data', the next character
+            folded = _fold(text[i])
+            seen += folded
+            visible += sum(not c.isspace() for c in folded)
+            i += 1
+        if _TAG.match(seen):
+            cuts.append(start.end())
+    if not cuts:
+        return text
+    parts, last = [], 0
+    for cut in cuts:
+        parts += [text[last:cut], "\\"]
+        last = cut
+    return "".join(parts) + text[last:]

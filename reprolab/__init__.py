@@ -12,7 +12,7 @@ Rooms, from the top down (docs/architecture.md's rooms table is the rule, and
 - `agents` (beside this package): the agents and the calling machinery.
 - `gates`: the human gates and the consent log; `physics`: checks and thresholds.
 - the ground floor, used by all of them: `errors`, `units`, `fileio`, `events`,
-  `paper_format`, `paper_results`, `paper`, `knowledge`.
+  `run_files`, `secret_env`, `paper_format`, `paper_results`, `paper`, `knowledge`.
 
 No module imports one above it.
 """

@@ -30,3 +30,13 @@ class GateError(ReproLabError):
 
 class StageBlockedError(ReproLabError):
     """A stage cannot run: a dependency failed or a limit was reached."""
+
+
+class UnsafeRunFile(InputFileError):
+    """A file a simulation left is not read: it is a link, not a regular file, or not
+    inside the run folder (`reprolab.run_files`); nothing was read through it."""
+
+
+class RunFileTooLarge(InputFileError):
+    """A file a simulation left is over a reader's cap (bytes, rows, columns, elements,
+    rank or pixels; `reprolab.run_files`); it was not read."""

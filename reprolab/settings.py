@@ -74,6 +74,11 @@ class PaperRun:
         return float(self.config.get("gates", {}).get("wait_timeout_s", 0))
 
     @property
+    def auto_approve(self) -> frozenset[str]:
+        """Gate kinds config approves without a human (gates.auto_approve; demo only)."""
+        return frozenset(self.config.get("gates", {}).get("auto_approve", []))
+
+    @property
     def out_dir(self) -> Path:
         """This paper's results folder (relative to the Snakemake working directory)."""
         return Path(self.config.get("outputs_dir", "outputs")) / self.paper_id

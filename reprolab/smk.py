@@ -105,9 +105,39 @@ def _paper_entry(config: dict, paper_id: str) -> dict | None:
     return None
 
 
+KEY_RULES = frozenset(
+    {
+        "adapt_prompts",
+        "plan",
+        "design",
+        "generate_code",
+        "simulate",
+        "validate_run",
+        "analyze",
+        "stage_verdict",
+    }
+)
+"""The rules whose step calls a model: only their processes keep the provider's key."""
+
+
+def drop_secrets(snakemake) -> None:
+    """A step that calls no model runs without the secrets in its environment: the
+    script starts again in place without them (its /proc/self/environ then holds none),
+    or, called in a process of its own making, only loses them from os.environ."""
+    from reprolab import secret_env
+
+    secret_env.note_config(snakemake.config)
+    if snakemake.rule in KEY_RULES:
+        return
+    script = sys.argv[0] if sys.argv else ""
+    ours = Path(script).parent.parts[-2:] == (".snakemake", "scripts")
+    secret_env.restart_without_secrets(script if ours else "")
+
+
 @contextlib.contextmanager
 def step(snakemake):
     """Yield the PaperRun for the job's paper, with output sent to the rule's log."""
+    drop_secrets(snakemake)
     with (
         open(snakemake.log[0], "w", encoding="utf-8") as log,
         contextlib.redirect_stdout(log),

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from reprolab.artifacts import load_plan, load_result, load_verdict, plan_stage_ids
 from reprolab.errors import GateError, InputFileError, ReproLabError
-from reprolab.fileio import atomic_write_json, read_json, read_model
+from reprolab.fileio import atomic_write_json, read_json, read_model, validate_as
 from reprolab.gates import consent, material, protocol
 from reprolab.paper import strict_json
 
@@ -105,7 +105,7 @@ def answer_option(out: Path, args) -> int:
         if not args.model or not args.window:
             raise GateError("larger_model needs --model NAME and --window TOKENS")
         decision["revised_data"] = {"model": args.model, "context_window_tokens": args.window}
-    protocol.Decision.model_validate(decision)
+    validate_as(protocol.Decision, decision, "the answer")
     target = protocol.gate_decision_path(out, cp.gate_id)
     atomic_write_json(target, decision)
     print(f"reprolab: wrote {target}; run the same snakemake command again to go on.")
@@ -233,6 +233,9 @@ def status_text(config: dict, only: str | None = None) -> str:
         pending = protocol.pending_gates(out)
         for cp in pending:
             lines.append(f"  WAITING: {cp.gate_id} ({cp.kind.value}) - {cp.question}")
+            refused = protocol.refused_answer(cp)
+            if refused:
+                lines.append(f"    ANSWER REFUSED: {refused}")
             if cp.choices or "approve" not in cp.actions:
                 lines += [f"      - {o}" for o in cp.options]
                 lines.append(f"    answer: {protocol.answer_command(cp)}")
@@ -305,17 +308,25 @@ def report_lines(out: Path) -> list[str]:
 
 
 def flagged_lines(out: Path) -> list[str]:
-    """`reprolab status` lines for instruction-like passages found in the paper."""
-    path = out / "prompt_adaptations.json"
-    flags = read_json(path).get("paper_flags", []) if path.is_file() else []
+    """`reprolab status` lines for instruction-like passages found in the paper and in
+    the agents' other inputs (the report lists the same)."""
+    from reprolab.report import security
+
     lines = [
         f"  FLAGGED in the paper: {f['pattern']} in {f['field']} ({f['count']}x): "
         f'"{" ".join(str(f["excerpt"]).split())[:100]}"'
-        for f in flags
+        for f in security.paper_flags(out)
     ]
     if lines:
         lines.append(f"    (passed to the agents as data; see {out / 'adaptation_log.md'})")
-    return lines
+    inputs = [
+        f"  FLAGGED in agent input: {f['pattern']} in {f['field']} ({len(f['calls'])} "
+        f'call(s)): "{" ".join(str(f["excerpt"]).split())[:100]}"'
+        for f in security.agent_input_flags(out)
+    ]
+    if inputs:
+        inputs.append(f"    (passed to the agents as data; see {out / 'events.jsonl'})")
+    return lines + inputs
 
 
 def find_gate(out: Path, gate_id: str) -> protocol.Checkpoint:
@@ -361,7 +372,7 @@ def answer(out: Path, args) -> int:
             decision["revised_data"] = strict_json(path.read_text(encoding="utf-8"), path)
         except (OSError, UnicodeDecodeError) as exc:
             raise InputFileError(path, f"cannot be read as JSON: {exc}") from None
-    protocol.Decision.model_validate(decision)
+    validate_as(protocol.Decision, decision, getattr(args, "file", None) or "the answer")
     target = protocol.gate_decision_path(out, cp.gate_id)  # never the request's answer_file
     atomic_write_json(target, decision)
     print(f"reprolab: wrote {target}; run the same snakemake command again to go on.")

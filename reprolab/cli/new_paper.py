@@ -9,8 +9,11 @@ a quantity read from a unit in the label) is written as `TODO confirm: <found>`.
 
 from __future__ import annotations
 
+import io
+import os
 import re
 import shutil
+import stat
 import sys
 from collections import Counter
 from pathlib import Path
@@ -63,6 +66,9 @@ def make_paper_folder(src: Path, paper_id: str, out: Path) -> Path:
     except BaseException:
         shutil.rmtree(out if created else out / "figures", ignore_errors=True)  # no half folder
         raise
+    for fig in figures:
+        if fig.get("refused"):  # the skeleton says TODO; the person is told why here
+            print(f"reprolab: {fig['refused']}", file=sys.stderr)
     (out / "paper.md").write_text(markdown, encoding="utf-8")
     meta = skeleton(paper_id, title, figures)
     text = HEADER.format(source=src.name, folder=out) + yaml.safe_dump(
@@ -142,18 +148,76 @@ def axis(label: str | None) -> dict:
 
 
 def read_markdown(src: Path, fig_dir: Path) -> tuple[str | None, str, list[dict]]:
+    """Title, text and figures of a markdown paper. Only image files beside it are copied
+    (see `image_beside`); any other reference becomes a TODO and a refusal line."""
     text = src.read_text(encoding="utf-8")
     title = next((ln[2:].strip() for ln in text.splitlines() if ln.startswith("# ")), None)
     figures = []
     for i, m in enumerate(re.finditer(r"!\[([^\]]*)\]\(([^)\s]+)\)", text), start=1):
-        image = (src.parent / m[2]).resolve()
-        fig = {"figure_id": f"fig{i}", "caption": m[1], "image": f"figures/fig{i}{image.suffix}"}
-        if image.is_file():
-            shutil.copyfile(image, fig_dir / f"fig{i}{image.suffix}")
-        else:
+        fig = {"figure_id": f"fig{i}", "caption": m[1]}
+        try:
+            data, suffix = image_beside(src.parent, m[2])
+        except FileNotFoundError:
             fig["image"] = f"TODO: {m[2]} was not found beside {src.name}"
+        except ValueError as exc:
+            fig["image"] = f"TODO: {m[2]} was refused (not copied): {exc}"
+            fig["refused"] = f"{src}: figure {i} '{m[2]}' refused, not copied: {exc}"
+        else:
+            fig["image"] = f"figures/fig{i}{suffix}"
+            (fig_dir / f"fig{i}{suffix}").write_bytes(data)
         figures.append(fig)
     return title, text, figures
+
+
+IMAGE_TYPES = {"PNG": ".png", "JPEG": ".jpg", "GIF": ".gif", "WEBP": ".webp"}
+MAX_IMAGE_BYTES = 50 << 20
+MAX_IMAGE_PIXELS = 100_000_000
+
+
+def image_beside(folder: Path, ref: str) -> tuple[bytes, str]:
+    """The bytes of the image file `ref` names in `folder` (or a folder below it) and
+    the suffix of its type, read from its content. Refused (ValueError, saying why): an
+    absolute path, a URL, any '..', a symbolic link on the way, anything but a regular
+    file, and a file whose content is not a PNG, JPEG, GIF or WebP image, whatever its
+    suffix says. FileNotFoundError: nothing there."""
+    from PIL import Image, UnidentifiedImageError
+
+    parts = ref.replace("\\", "/").split("/")
+    if ref.startswith(("/", "~")) or re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", ref):
+        raise ValueError("an absolute path or URL; valid: a file beside the markdown")
+    if ".." in parts or not ref.strip():
+        raise ValueError("'..' leaves the markdown's folder; valid: a file beside it")
+    path = Path(folder)
+    for part in [p for p in parts if p not in ("", ".")]:
+        path = path / part
+        if path.is_symlink():
+            raise ValueError(f"{path} is a symbolic link; valid: a regular file, not a link")
+    try:  # no link followed, and a FIFO or device never blocks the read
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise ValueError(f"cannot be opened as a regular file ({exc.strerror})") from None
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError("not a regular file; valid: an image file")
+        data = fh.read(MAX_IMAGE_BYTES + 1)
+    if len(data) > MAX_IMAGE_BYTES:
+        raise ValueError(f"over {MAX_IMAGE_BYTES >> 20} MiB; valid: a smaller image")
+    try:
+        with Image.open(io.BytesIO(data)) as img:
+            kind = img.format
+            if img.width * img.height > MAX_IMAGE_PIXELS:
+                raise ValueError(f"{img.width}x{img.height} pixels, over {MAX_IMAGE_PIXELS}")
+            img.verify()
+    except (UnidentifiedImageError, OSError, SyntaxError, Image.DecompressionBombError) as exc:
+        raise ValueError(
+            f"its content is not an image ({type(exc).__name__}); valid: a PNG, JPEG, GIF "
+            "or WebP file (checked by content, not by name)"
+        ) from None
+    if kind not in IMAGE_TYPES:
+        raise ValueError(f"a {kind} image; valid: {', '.join(IMAGE_TYPES)}")
+    return data, IMAGE_TYPES[kind]
 
 
 def read_pdf(src: Path, fig_dir: Path) -> tuple[str | None, str, list[dict]]:

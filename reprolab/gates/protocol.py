@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 import re
 import secrets
 import time
@@ -23,7 +24,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from reprolab.errors import GateError, InputFileError, ReproLabError
 from reprolab.events import log_event
@@ -90,11 +91,44 @@ class Decision(BaseModel):
     note: str = Field("", max_length=MAX_NOTE_CHARS)
     answered_by: str = "user"
     auto: bool = False
-    """True when config auto-approved the gate (demo only); the report says so."""
+    """True when config auto-approved the gate (demo only); the report says so. Honoured
+    only where config `gates.auto_approve` lists the gate's kind (`Checkpoint.auto_approve`)."""
     paper_id: str | None = None
     gate_id: str | None = None
     nonce: str | None = None
     """Copied from the request: binds the answer to this paper, this gate and this asking."""
+
+    @field_validator("revised_data", "option")
+    @classmethod
+    def _finite_numbers_only(cls, value, info: ValidationInfo):
+        bad = next(non_finite(value, info.field_name), None)
+        if bad is not None:
+            where, shown = bad
+            raise ValueError(
+                f"{where} is {shown}: not a finite number; an answer carries finite numbers "
+                "only (no NaN, Infinity or -Infinity, as a number or a string)"
+            )
+        return value
+
+
+def non_finite(value, path: str):
+    """(path, value) of every NaN or infinity in a JSON-like value: floats (JSON's NaN,
+    Infinity, or a number too large for a float) and strings a float parser reads as one."""
+    if isinstance(value, float) and not math.isfinite(value):
+        yield path, repr(value)
+    elif isinstance(value, str) and len(value) < 40:
+        try:
+            number = float(value)
+        except ValueError:
+            return
+        if not math.isfinite(number):
+            yield path, repr(value)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from non_finite(item, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            yield from non_finite(item, f"{path}[{i}]")
 
 
 class Checkpoint(BaseModel):
@@ -127,6 +161,10 @@ class Checkpoint(BaseModel):
     headline: str = ""
     """What happened, in a few words, for the console's one WAITING line (e.g. the
     stage, the Slurm job and the reason of a failed run)."""
+    auto_approve: bool = False
+    """Config `gates.auto_approve` lists this gate's kind: an answer marked `auto` (and
+    bound to this request's nonce like any other) is taken as the configuration's.
+    Set by the step that asks, which reads the config; otherwise `auto` is refused."""
 
     @field_validator("kind", mode="before")
     @classmethod
@@ -253,17 +291,28 @@ def read_decision(checkpoint: Checkpoint) -> Decision | None:
             f"{gate_request_path(answer.parents[1], checkpoint.gate_id)} again and answer "
             "with the current sha256."
         )
+    if decision.auto and not checkpoint.auto_approve:
+        raise GateError(
+            f"{answer}: field 'auto' is true, but config gates.auto_approve does not list "
+            f"gate kind '{checkpoint.kind.value}': only the configuration approves "
+            "automatically. Valid: 'auto' false or left out, with the request's nonce "
+            f"(`reprolab approve {checkpoint.paper_id} {checkpoint.gate_id}` writes one); "
+            "nothing was approved"
+        )
     for field in ("paper_id", "gate_id", "nonce"):
         got, want = getattr(decision, field), getattr(checkpoint, field)
-        if field == "nonce" and got is None and decision.auto:
-            continue  # config's auto-approval, written before the request; marked auto
         if got != want:
             raise GateError(
                 f"{answer}: field {field!r} is {got!r}, but gate '{checkpoint.gate_id}' of "
                 f"paper '{checkpoint.paper_id}' asks with {field} {want!r}: this decision "
-                "answers another paper, gate or question. Answer with `reprolab approve "
-                f"{checkpoint.paper_id} {checkpoint.gate_id}` or copy the request's "
-                "answer_example."
+                "answers another paper, gate or question. "
+                + (
+                    "An auto-approval not written for this request: delete the file and "
+                    "run again (config writes a new one)."
+                    if decision.auto
+                    else f"Answer with `reprolab approve {checkpoint.paper_id} "
+                    f"{checkpoint.gate_id}` or copy the request's answer_example."
+                )
             )
     if decision.action not in checkpoint.actions:
         raise GateError(
@@ -296,6 +345,16 @@ def resolve_gate(paper_out: Path, checkpoint: Checkpoint, wait_s: float = 0.0) -
             log_event(paper_out, "gate", f"waiting: {checkpoint.gate_id}")
             raise GateError(waiting_message(checkpoint))
         time.sleep(min(5.0, max(0.1, deadline - time.monotonic())))
+
+
+def refused_answer(checkpoint: Checkpoint) -> str | None:
+    """Why the answer file of an open gate is not taken (None: no file, or a valid one);
+    `reprolab status` shows it under the gate, so a refused answer is never silent."""
+    try:
+        read_decision(checkpoint)
+    except ReproLabError as exc:
+        return " ".join(line.strip() for line in str(exc).splitlines())[:500]
+    return None
 
 
 def pending_gates(paper_out: Path) -> list[Checkpoint]:

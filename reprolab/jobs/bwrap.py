@@ -31,6 +31,7 @@ import sys
 from pathlib import Path
 
 import reprolab
+from reprolab import run_files
 
 PACKAGE_DIR = Path(reprolab.__file__).resolve().parent
 ETC_FILES = (
@@ -113,8 +114,12 @@ def _system_binds() -> list[str]:
 def bwrap_command(
     cmd: list[str], workdir: str, script: str, python: str, share_net: bool
 ) -> list[str]:
-    """`cmd` (the launcher or one rank) inside the sandbox."""
+    """`cmd` (the launcher or one rank) inside the sandbox. Every folder bound
+    writable is a real folder reached without a link (a run may have planted one on an
+    earlier attempt): UnsafeRunFile otherwise, and nothing is mounted."""
     tmp, shm = private_dirs(workdir)
+    for folder in (workdir, tmp, shm):
+        run_files.check_real_dir(folder, must_exist=False)
     args = [
         shutil.which("bwrap") or "bwrap",
         "--unshare-user",

@@ -18,6 +18,9 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from reprolab import run_files
+from reprolab.errors import InputFileError
+
 FONT_LISTS = "fontlist-v*.json"
 BUILD_TIMEOUT_S = 300
 
@@ -30,19 +33,32 @@ def user_cache_dir() -> Path:
     return Path(xdg) / "matplotlib"
 
 
-def seed(run_cache: Path, python: str) -> list[str]:
+def seed(run_cache: Path, python: str, root: Path | None = None) -> list[str]:
     """Copy the user's font list(s) into `run_cache` (the run's MPLCONFIGDIR); the
-    names copied, [] where there was nothing to copy or copying failed."""
+    names copied, [] where there was nothing to copy or copying failed. With `root`
+    (the run folder holding `run_cache`) nothing is written through a link a run
+    planted: each folder is made without following links and each list is a new
+    file (reprolab.run_files), so a planted link is refused, never written through."""
     try:
         lists = font_lists(python)
-        run_cache.mkdir(parents=True, exist_ok=True)
+        if root is None:
+            run_cache.mkdir(parents=True, exist_ok=True)
         copied = []
         for src in lists:
-            if not (run_cache / src.name).exists():
+            if root is not None:
+                rel = f"{run_cache.relative_to(root).as_posix()}/{src.name}"
+                if run_files.refusal(root, rel) or run_files.size_of(root, rel) is not None:
+                    continue  # there already (or a run's link: never written through)
+                run_files.create_run_file(root, rel, src.read_bytes())
+                mtime = src.stat().st_mtime_ns  # its mtime too: not rebuilt
+                os.utime(Path(root, rel), ns=(mtime, mtime), follow_symlinks=False)
+            elif not (run_cache / src.name).exists():
                 shutil.copy2(src, run_cache / src.name)  # its mtime too: not rebuilt
-                copied.append(src.name)
+            else:
+                continue
+            copied.append(src.name)
         return copied
-    except (OSError, subprocess.SubprocessError):
+    except (OSError, subprocess.SubprocessError, InputFileError):
         return []
 
 

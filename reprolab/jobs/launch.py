@@ -10,10 +10,12 @@ says `simulation.sandbox.isolation: unsafe_none`."""
 
 from __future__ import annotations
 
-import json
+import contextlib
+import hashlib
 import os
 import shlex
 import shutil
+import stat
 import subprocess
 import sys
 import time
@@ -21,10 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import reprolab
-from reprolab.fileio import sha256_file
+from reprolab import run_files
+from reprolab.errors import InputFileError
 from reprolab.jobs import bwrap, font_cache, limits
 from reprolab.jobs.bwrap import MPI_PROCESS_IDENTITY
-from reprolab.jobs.failures import classify_failure
+from reprolab.jobs.failures import classify_failure, failure
 from reprolab.jobs.sandbox import SECRET_NAME, isolate_network
 
 TAIL_CHARS = 4000
@@ -155,23 +158,28 @@ def job_limits(job: SimulationJob) -> limits.Limits:
 
 
 def tail_text(path: Path, chars: int = TAIL_CHARS) -> str:
-    if not path.is_file():
-        return ""
-    return path.read_text(encoding="utf-8", errors="replace")[-chars:]
+    """The end of a log a run left, never read through a link (the refusal instead)."""
+    try:
+        return run_files.read_run_tail(path.parent, path.name, chars * 4)[-chars:]
+    except InputFileError as exc:
+        return f"[reprolab] {exc}"
 
 
 def collect_outputs(workdir: Path, script_name: str) -> list[dict]:
-    names = sorted(
-        p.name
-        for p in workdir.iterdir()
-        if p.is_file()
-        and p.name not in {"stdout.txt", "stderr.txt", script_name}
-        and not p.name.startswith(".")
-    )
-    return [
-        {"name": n, "bytes": (workdir / n).stat().st_size, "sha256": sha256_file(workdir / n)}
-        for n in names
-    ]
+    """The regular files the run left at the top of its folder (links, FIFOs and the
+    like are never opened; the checks name them: physics.checks.unsafe_file_checks)."""
+    found = []
+    for name in run_files.regular_files(workdir):
+        if name in {"stdout.txt", "stderr.txt", script_name} or name.startswith("."):
+            continue
+        try:
+            with run_files.open_run_file(workdir, name, 1 << 62) as fh:
+                size = os.fstat(fh.fileno()).st_size
+                digest = hashlib.file_digest(fh, "sha256").hexdigest()
+        except (OSError, InputFileError):
+            continue  # replaced by a link or a hard link meanwhile
+        found.append({"name": name, "bytes": size, "sha256": digest})
+    return found
 
 
 def unavailable_record(job: SimulationJob, why: str) -> dict:
@@ -195,10 +203,21 @@ def unavailable_record(job: SimulationJob, why: str) -> dict:
     return record
 
 
-def _fresh_private_dirs(workdir: Path) -> None:
+def refused_folder_record(job: SimulationJob, exc: InputFileError) -> dict:
+    """Not run: a folder the sandbox would bind writable is a link or not a folder."""
+    record = unavailable_record(job, str(exc))
+    record["sandbox"] = {"isolation": job.isolation, "refused": str(exc)}
+    record["sandbox_failure"] = failure("sandbox_refused", str(exc), record["stderr_tail"])
+    record["failure"] = record["sandbox_failure"]
+    return record
+
+
+def fresh_private_dirs(workdir: Path) -> None:
     for folder in bwrap.private_dirs(workdir):
+        if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+            folder.unlink()  # a run's link is removed, never followed
         shutil.rmtree(folder, ignore_errors=True)
-        folder.mkdir(parents=True)
+        run_files.make_real_dir(workdir, folder.name)
 
 
 def launch_limited(job: SimulationJob, cmd: list[str], box: limits.Limits, out, err, folders=None):
@@ -233,17 +252,24 @@ def launch_limited(job: SimulationJob, cmd: list[str], box: limits.Limits, out, 
 def run_job(job: SimulationJob) -> dict:
     """Executed on the worker: run the script and return the raw record."""
     workdir = Path(job.workdir)
+    try:  # nothing is written, removed or mounted where a run's link points
+        run_files.check_real_dir(workdir)
+    except InputFileError as exc:
+        return refused_folder_record(job, exc)
     (workdir / ".mpi.json").unlink(missing_ok=True)
     if job.isolation != "unsafe_none":
         ok, why = bwrap.availability()
         if not ok:
             return unavailable_record(job, why)
-    _fresh_private_dirs(workdir)
-    font_cache.seed(Path(bwrap.mpl_config_dir(workdir)), job.python)
+    try:
+        fresh_private_dirs(workdir)
+        cmd, box = command_for(job), job_limits(job)
+    except InputFileError as exc:  # a folder to bind is a link: nothing is mounted
+        return refused_folder_record(job, exc)
+    font_cache.seed(Path(bwrap.mpl_config_dir(workdir)), job.python, root=workdir)
     stdout_path, stderr_path = workdir / "stdout.txt", workdir / "stderr.txt"
-    cmd, box = command_for(job), job_limits(job)
     started = time.time()
-    with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
+    with captured_logs(workdir) as (out, err):
         exit_code, dog, group = launch_limited(job, cmd, box, out, err)
     runtime = round(time.time() - started, 3)
     record = {
@@ -275,6 +301,52 @@ def run_job(job: SimulationJob) -> dict:
     return record
 
 
+@contextlib.contextmanager
+def captured_logs(workdir: Path):
+    """stdout.txt and stderr.txt, opened here: after the run, a name the script
+    replaced (by a link to /proc/self/environ, a forged log) is put back from what
+    this process captured through its own descriptors, so the host only ever reads
+    the launcher's logs."""
+    fds = []
+    try:
+        for name in ("stdout.txt", "stderr.txt"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(workdir / name)  # a link is removed, never opened
+            flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+            fds.append(os.open(workdir / name, flags, 0o644))
+        yield fds[0], fds[1]
+        for name, fd in zip(("stdout.txt", "stderr.txt"), fds, strict=True):
+            _put_back_log(workdir / name, fd)
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def _put_back_log(path: Path, fd: int) -> None:
+    """Replace whatever stands at `path` by the captured log when it is not the
+    file the launcher opened (same device and inode)."""
+    mine = os.fstat(fd)
+    try:
+        there = os.lstat(path)
+        if (there.st_dev, there.st_ino) == (mine.st_dev, mine.st_ino):
+            return
+        if stat.S_ISDIR(there.st_mode):
+            shutil.rmtree(path)  # links inside are removed, not followed
+    except FileNotFoundError:
+        pass
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.restore")
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(tmp)
+    out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        os.lseek(fd, 0, os.SEEK_SET)
+        while os.sendfile(out, fd, None, 1 << 24):
+            pass
+    finally:
+        os.close(out)
+    os.replace(tmp, path)  # replaces a link itself, never its target
+
+
 def _clear_private_dirs(workdir: Path) -> None:
     """The job's /tmp and /dev/shm hold sockets and MPI segments, never results."""
     for folder in bwrap.private_dirs(workdir):
@@ -282,9 +354,10 @@ def _clear_private_dirs(workdir: Path) -> None:
 
 
 def read_json_or_none(path: Path) -> dict | None:
+    """A small JSON record a run left (never through a link, within the cap)."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return run_files.read_run_json(path.parent, path.name)
+    except (OSError, ValueError, InputFileError):
         return None
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from submitit.core.utils import FailedJobError, FailedSubmissionError
 
+from reprolab import run_files, secret_env
 from reprolab.fileio import atomic_write_json
 from reprolab.jobs import bwrap, font_cache, launch, limits, submit
 from reprolab.jobs.failures import classify_failure, failure
@@ -62,6 +63,7 @@ def worker_command(job: SimulationJob, root: str, plan: Path) -> list[str]:
         [*cmd, root, str(plan)], job.workdir, job.script, job.python, not job.isolate_network
     )
     # The worker writes only its points: the sweep's points folder, bound writable.
+    run_files.check_real_dir(root)
     at = box.index("--remount-ro")
     return [*box[:at], "--bind", root, root, *box[at:]]
 
@@ -114,7 +116,8 @@ def submit_packed(
     ex = submit.executor_for(settings, whole, folder, len(workers))
     if settings.executor == "slurm":
         try:
-            running = ex.map_array(run_packed, workers, worker_dirs)
+            with secret_env.withheld():  # sbatch passes its environment to the job
+                running = ex.map_array(run_packed, workers, worker_dirs)
         except (FailedJobError, FailedSubmissionError, OSError) as exc:
             words = " ".join(str(exc).replace("sbatch: error:", "").split())
             refused = submit.Outcome(None, {}, "", failure("submission_refused", words, str(exc)))
@@ -126,7 +129,10 @@ def submit_packed(
         sizes = [len(pts) for pts in workers]
         submit.record_submission(folder, points, running, whole, workers=sizes)
         return wait_packed(workers, running, settings, whole, folder)
-    running = [ex.submit(run_packed, pts, d) for pts, d in zip(workers, worker_dirs, strict=True)]
+    with secret_env.withheld():  # the worker processes read the runs' files
+        running = [
+            ex.submit(run_packed, pts, d) for pts, d in zip(workers, worker_dirs, strict=True)
+        ]
     wait = submit.FIRST_POLL_S
     while not all(job.done() for job in running):
         wait = submit.poll_pause(wait, settings)
@@ -246,11 +252,13 @@ def _one_worker(points: list[SimulationJob], worker_dir: str, root: str) -> list
     """Start one worker on `points`; the records of the points it got to (the first
     at least: a worker that ends on a point ends that point)."""
     wdir = Path(worker_dir)
-    wdir.mkdir(parents=True, exist_ok=True)
-    for folder in bwrap.private_dirs(wdir):
-        shutil.rmtree(folder, ignore_errors=True)
-        folder.mkdir(parents=True)
-    font_cache.seed(Path(bwrap.mpl_config_dir(wdir)), points[0].python)
+    # Its points share the writable points folder, and a worker may start again on the
+    # points left: nothing is made, removed or written through a link one planted.
+    run_files.make_real_dir(root, wdir.relative_to(root).as_posix())
+    for p in points:
+        run_files.check_real_dir(p.workdir)
+    launch.fresh_private_dirs(wdir)
+    font_cache.seed(Path(bwrap.mpl_config_dir(wdir)), points[0].python, root=wdir)
     for p in points:
         for name in (EXIT_FILE, CURRENT_FILE, ".mpi.json"):
             (Path(p.workdir) / name).unlink(missing_ok=True)
@@ -281,7 +289,7 @@ def _one_worker(points: list[SimulationJob], worker_dir: str, root: str) -> list
     )
     # The cap counts every folder the worker writes: its own and each point's.
     folders = [wdir, *(Path(p.workdir) for p in points)]
-    with open(wdir / "stdout.txt", "wb") as out, open(wdir / "stderr.txt", "wb") as err:
+    with launch.captured_logs(wdir) as (out, err):
         exit_code, dog, group = launch.launch_limited(head, cmd, box, out, err, folders)
     shutil.rmtree(bwrap.private_dirs(wdir)[0], ignore_errors=True)
     shutil.rmtree(bwrap.private_dirs(wdir)[1], ignore_errors=True)

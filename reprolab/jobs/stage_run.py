@@ -17,7 +17,6 @@ rerunning the rule resubmits only the failed points, each reported by index.
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import json
 import math
@@ -26,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agents.simulation_designer import SimulationDesign
+from reprolab import run_files
 from reprolab.artifacts import load_design
 from reprolab.errors import InputFileError
 from reprolab.fileio import atomic_write_json, atomic_write_text, sha256_file
@@ -161,10 +161,15 @@ def refused_record(problems: list[str], script: Path) -> dict:
     return record
 
 
-def _clear_files(folder: Path) -> None:
-    for old in folder.iterdir():
-        if old.is_file():
-            old.unlink()
+def _clear_run_folder(folder: Path) -> None:
+    """Each attempt starts from an empty run folder: everything an earlier attempt left
+    goes (links as links, folders with all they hold), but a sweep's real `points`
+    folder, whose points that succeeded with the same script are kept
+    (`_kept_point`); in it only the real `pNNN` folders stay."""
+    run_files.empty_folder(folder, keep=("points",))
+    points = folder / "points"
+    if points.is_dir() and not points.is_symlink():
+        run_files.empty_folder(points, keep=[Path(p).name for p in run_files.point_folders(folder)])
 
 
 def run_stage(
@@ -187,7 +192,7 @@ def run_stage(
         record = submit.wait_and_finish(sims, jobs, settings, resources, stage_dir / "submitit")[0]
         return {**record, "reattached": True}
     # Only this run's files may be judged: clear what an earlier attempt left.
-    _clear_files(workdir)
+    _clear_run_folder(workdir)
     target = workdir / "simulation.py"
     target.write_bytes(Path(script).read_bytes())
     if box.static_checks:
@@ -251,11 +256,13 @@ def run_sweep(design, base, settings, resources, workdir, stage_dir, attached=No
         records.append(kept)
         if kept is not None:
             continue
-        if pdir.exists():
+        if pdir.is_dir() and not pdir.is_symlink():
             shutil.rmtree(pdir)
-        pdir.mkdir(parents=True)
+        # Made without following a link, and the script a new file: never written
+        # outside the run folder through a `points` link an earlier run planted.
+        run_files.make_real_dir(workdir, pdir.relative_to(workdir).as_posix())
         script = pdir / "simulation.py"
-        shutil.copyfile(base["script"], script)
+        run_files.create_run_file(pdir, "simulation.py", Path(base["script"]).read_bytes())
         env = (
             ("REPROLAB_SWEEP_INDEX", str(i)),
             ("REPROLAB_SWEEP_PARAMETER", sweep.parameter),
@@ -342,8 +349,10 @@ def _reattached_points(design, workdir: Path, settings, stage_dir: Path, attache
 
 def _kept_point(pdir: Path, script_sha: str, value) -> dict | None:
     try:
-        rec = json.loads((pdir / POINT_RECORD).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        rec = run_files.read_run_json(pdir, POINT_RECORD)
+    except (OSError, ValueError, InputFileError):
+        return None
+    if not isinstance(rec, dict):
         return None
     if rec.get("failure") or rec.get("script_sha256") != script_sha or rec.get("value") != value:
         return None
@@ -417,11 +426,14 @@ def _csv_rows(
     """(header, data rows, header mismatches) of one CSV output over the succeeded points."""
     header, rows, mismatches = None, [], []
     for rec in records:
-        path = point_dir(workdir, rec["index"]) / name
-        if rec.get("failure") or not path.is_file():
+        pdir = point_dir(workdir, rec["index"])
+        if rec.get("failure") or run_files.size_of(pdir, name) is None:
             continue
-        with open(path, newline="", encoding="utf-8") as fh:
-            lines = list(csv.reader(fh))
+        try:
+            lines = run_files.read_run_csv(pdir, name)
+        except (ValueError, InputFileError) as exc:
+            mismatches.append(f"point {rec['index']}: {name} not read: {exc}")
+            continue
         if not lines:
             continue
         if header is None:

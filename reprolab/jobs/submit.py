@@ -23,6 +23,7 @@ from pathlib import Path
 import submitit
 from submitit.core.utils import FailedJobError, FailedSubmissionError
 
+from reprolab import secret_env
 from reprolab.fileio import atomic_write_json, sha256_file
 from reprolab.jobs.failures import classify_failure, failure, pending_verdict
 from reprolab.jobs.launch import (
@@ -445,9 +446,10 @@ def submit_all(
     ex = executor_for(settings, resources, folder, len(jobs))
     if settings.executor == "slurm":
         try:
-            submitted = (
-                [ex.submit(run_job, jobs[0])] if len(jobs) == 1 else ex.map_array(run_job, jobs)
-            )
+            with secret_env.withheld():  # sbatch passes its environment to the job
+                submitted = (
+                    [ex.submit(run_job, jobs[0])] if len(jobs) == 1 else ex.map_array(run_job, jobs)
+                )
         except (FailedJobError, FailedSubmissionError, OSError) as exc:
             # sbatch's own words, e.g. "Memory specification can not be satisfied".
             words = " ".join(str(exc).replace("sbatch: error:", "").split())
@@ -463,7 +465,8 @@ def submit_all(
     while pending or running:
         while pending and len(running) < max(1, settings.max_concurrent):
             i = pending.pop(0)
-            running[i] = ex.submit(run_job, jobs[i])
+            with secret_env.withheld():  # the worker process reads the run's files
+                running[i] = ex.submit(run_job, jobs[i])
             wait = FIRST_POLL_S
         for i, job in list(running.items()):
             if job.done():

@@ -226,6 +226,10 @@ def _record_run(mp, sim, stop: dict, sampler: _EnergySampler, monitors_before: i
     _STATE["harminvs"] = [h for h in _STATE["harminvs"] if not getattr(h, "modes", None)]
     entry["runs"].append(
         {
+            # run_k_points (or change_k_point/change_m in a loop) reuses one Simulation:
+            # each run keeps the k point and m it ran with
+            "k_point": _k_point(sim),
+            "m": _m(sim),
             "stop": stop,
             "sim_time": float(sim.meep_time()),
             "energy_peak": sampler.peak,
@@ -272,22 +276,53 @@ def axes_of(dims: int) -> list[int]:
     return [2] if dims == 1 else [0, 1] if dims == 2 else [0, 1, 2]
 
 
+def is_cylindrical(mp, sim) -> bool:
+    """Meep keeps `dimensions=mp.CYLINDRICAL` until the run, then sets it to 2 with
+    `is_cylindrical`: either means axes r and z."""
+    return bool(getattr(sim, "is_cylindrical", False)) or sim.dimensions == mp.CYLINDRICAL
+
+
+def sim_axes(mp, sim) -> list[tuple[int, str]]:
+    """(vector index, name) of the cell's axes: r (index 0) and z in cylindrical
+    coordinates (z only with a length: a cell (sr, 0, 0) is radial only)."""
+    if is_cylindrical(mp, sim):
+        return [(0, "r")] + ([(2, "z")] if float(sim.cell_size.z) > 0 else [])
+    return [(ax, AXES[ax]) for ax in axes_of(int(sim.dimensions))]
+
+
+def _k_point(sim) -> list[float | None] | None:
+    return _vec(sim.k_point) if sim.k_point else None
+
+
+def _m(sim) -> float | None:
+    m = getattr(sim, "m", None)
+    if m is None or not (getattr(sim, "is_cylindrical", False) or sim.dimensions < 0):
+        return None
+    return int(m) if float(m).is_integer() else float(m)
+
+
 def structure(mp, sim, monitors: list[dict]) -> dict:
-    dims = int(sim.dimensions)
+    cyl = is_cylindrical(mp, sim)
+    dims = mp.CYLINDRICAL if cyl else int(sim.dimensions)
+    axes = sim_axes(mp, sim)
     cell = _vec(sim.cell_size)
     freqs = sorted(f for m in monitors for f in m["freqs"] if f > 0)
     sources = [source(mp, s) for s in sim.sources or []]
     band = _band(freqs, sources)
-    layers = boundary_layers(mp, sim, dims, cell, band)
+    layers = boundary_layers(mp, sim, axes, band)
     out = {
         "dimensions": dims,
-        "cylindrical": bool(getattr(sim, "is_cylindrical", False)),
+        "cylindrical": cyl,
+        "coordinates": "cylindrical" if cyl else "cartesian",
+        "axes": [name for _, name in axes],
+        "m": _m(sim) if cyl else None,
         "resolution": float(sim.resolution),
         "cell": cell,
         "geometry_center": _vec(sim.geometry_center),
-        "k_point": _vec(sim.k_point) if sim.k_point else None,
+        "k_point": _k_point(sim),
         "band": band,
         "boundary_layers": layers,
+        "boundaries": boundary_kinds(axes, layers, _k_point(sim), cyl),
         "sources": sources,
         "symmetries": [
             {"kind": type(s).__name__, "direction": int(s.direction), "phase": str(s.phase)}
@@ -298,7 +333,9 @@ def structure(mp, sim, monitors: list[dict]) -> dict:
         "geometry": [geometric_object(mp, g, sim, band) for g in sim.geometry or []],
     }
     for s in out["sources"]:
-        s["reaches_pml"] = _reaches_pml(s, cell, layers, dims)
+        s["reaches_pml"] = _reaches_pml(s, cell, layers, axes)
+    out["bloch_axes"] = [a for a, b in out["boundaries"].items() if "bloch" in b.values()]
+    out["metallic_axes"] = [a for a, b in out["boundaries"].items() if "metallic" in b.values()]
     return out
 
 
@@ -311,18 +348,24 @@ def _band(freqs: list[float], sources: list[dict]) -> list[float] | None:
     return [max(min(lo), 1e-3), max(hi)] if lo else None
 
 
-def boundary_layers(mp, sim, dims: int, cell, band) -> list[dict]:
-    """One entry per axis and side that has a layer: thickness, pixels, wavelengths."""
+def boundary_layers(mp, sim, axes: list[tuple[int, str]], band) -> list[dict]:
+    """One entry per axis and side that has a layer: thickness, pixels, wavelengths.
+    In cylindrical coordinates r has only its outer side (r = 0 is the axis) and a
+    layer along mp.R or mp.X is along r."""
     # in wavelengths at the band's centre (the rule of thumb: half a wavelength is ample)
     lam_max = 2 / (band[0] + band[1]) if band else None
+    cyl = is_cylindrical(mp, sim)
     sides = {}
     for layer in sim.boundary_layers or []:
-        for ax in axes_of(dims):
-            if layer.direction not in (mp.ALL, ax):
+        for ax, name in axes:
+            along = (mp.ALL, ax) + ((mp.R,) if name == "r" else ())
+            if layer.direction not in along:
                 continue
             for side, word in ((mp.Low, "low"), (mp.High, "high")):
+                if cyl and name == "r" and word == "low":
+                    continue
                 if layer.side in (mp.ALL, side):
-                    key = (AXES[ax], word, type(layer).__name__)
+                    key = (name, word, type(layer).__name__)
                     sides[key] = sides.get(key, 0.0) + float(layer.thickness)
     return [
         {
@@ -335,6 +378,28 @@ def boundary_layers(mp, sim, dims: int, cell, band) -> list[dict]:
         }
         for (ax, side, kind), t in sorted(sides.items())
     ]
+
+
+def boundary_kinds(axes, layers: list[dict], k_point, cyl: bool) -> dict[str, dict[str, str]]:
+    """axis -> {side: kind}: `pml` or `absorber` where a layer is, else what Meep puts
+    at the cell's edge: `bloch` with a k_point (every Cartesian axis; in cylindrical
+    coordinates z only), `metallic` without; `axis` at r = 0."""
+    out = {}
+    for _, name in axes:
+        sides = {}
+        for word in ("low", "high"):
+            if cyl and name == "r" and word == "low":
+                sides[word] = "axis"
+                continue
+            kinds = {x["kind"] for x in layers if x["axis"] == name and x["side"] == word}
+            if kinds:
+                sides[word] = "pml" if "PML" in kinds else "absorber"
+            elif k_point is not None and not (cyl and name == "r"):
+                sides[word] = "bloch"
+            else:
+                sides[word] = "metallic"
+        out[name] = sides
+    return out
 
 
 def source(mp, s) -> dict:
@@ -353,18 +418,20 @@ def source(mp, s) -> dict:
     }
 
 
-def _reaches_pml(s: dict, cell, layers: list[dict], dims: int) -> bool:
+def _reaches_pml(s: dict, cell, layers: list[dict], axes: list[tuple[int, str]]) -> bool:
     """The source's extent touches or enters a PML along one of its sized axes."""
-    for ax in axes_of(dims):
+    for ax, name in axes:
         size = s["size"][ax]
         if not size:
             continue
         half = (cell[ax] or 0) / 2
         for layer in layers:
-            if layer["axis"] != AXES[ax] or layer["kind"] != "PML":
+            if layer["axis"] != name or layer["kind"] != "PML":
                 continue
             edge = half - layer["thickness"]
             c = s["center"][ax] or 0
+            if name == "r":  # r runs from the axis (0) to the cell's size
+                c -= half
             if layer["side"] == "high" and c + size / 2 > edge - 1e-9:
                 return True
             if layer["side"] == "low" and c - size / 2 < -edge + 1e-9:
@@ -438,7 +505,8 @@ def faces(center, size, sim) -> list[dict]:
     res = float(sim.resolution)
     origin = _vec(sim.geometry_center)
     out = []
-    for ax in axes_of(int(sim.dimensions)):
+    cyl = bool(getattr(sim, "is_cylindrical", False))
+    for ax in [0, 2] if cyl else axes_of(int(sim.dimensions)):
         s, c = size[ax], center[ax]
         if s is None or c is None or s <= 0:
             continue
@@ -446,7 +514,7 @@ def faces(center, size, sim) -> list[dict]:
         hi = (c + s / 2 - (origin[ax] or 0)) * res
         out.append(
             {
-                "axis": AXES[ax],
+                "axis": "rz"[ax // 2] if cyl else AXES[ax],
                 "thickness": s,
                 "pixels": s * res,
                 "face_offsets_px": [lo - round(lo), hi - round(hi)],

@@ -12,8 +12,10 @@ import re
 from dataclasses import asdict
 from pathlib import Path
 
-from reprolab import knowledge
+from reprolab import knowledge, run_files
+from reprolab.errors import InputFileError
 from reprolab.fileio import atomic_write_text
+from reprolab.physics import meanings as pm
 from reprolab.physics import thresholds as th
 from reprolab.physics.check import Check
 
@@ -23,7 +25,16 @@ NAN_LOG_PATTERN = "fields are NaN or Inf"
 def read_numeric_csv(path: Path) -> dict[str, list[float]]:
     """Columns of a CSV with a header row; non-numeric cells become NaN."""
     with open(path, newline="", encoding="utf-8") as fh:
-        rows = list(csv.reader(fh))
+        return numeric_columns(list(csv.reader(fh)))
+
+
+def read_output_csv(run_dir: Path, name: str) -> dict[str, list[float]]:
+    """Columns of a CSV a run left: read without following links, within the caps
+    (reprolab.run_files); UnsafeRunFile or RunFileTooLarge otherwise."""
+    return numeric_columns(run_files.read_run_csv(run_dir, name))
+
+
+def numeric_columns(rows: list[list[str]]) -> dict[str, list[float]]:
     header = [h.strip() for h in rows[0]]
     cols: dict[str, list[float]] = {h: [] for h in header}
     for row in rows[1:]:
@@ -57,81 +68,76 @@ def _range_check(name: str, values: list[float]) -> Check:
 
 
 def spectrum_checks(
-    path: Path, cols: dict[str, list[float]], lossless: bool, conservation: str | None = None
+    path: Path,
+    cols: dict[str, list[float]],
+    lossless: bool,
+    conservation: str | None = None,
+    meanings: dict[str, str] | None = None,
 ) -> list[Check]:
-    """Bounds of T/R, and the energy balance the design's `conservation` demands:
-    `closed` (all channels monitored: 1 = R + T when lossless), `absorbing` (A >= 0),
-    `open_radiating` (1 - R - T is radiation, reported; only a gain fails); without a
-    declaration, lossless materials are taken to mean a closed system."""
+    """Bounds of transmittance/reflectance, and the energy balance the design's
+    `conservation` demands: `closed` (all channels monitored: 1 = R + T when lossless),
+    `absorbing` (A >= 0), `open_radiating` (1 - R - T is radiation, reported; only a gain
+    fails); without a declaration, lossless materials are taken to mean a closed system.
+    A column is judged by its meaning (`meanings`: column -> meaning, from the design's
+    column_meanings; None: the documented names), never by its name alone."""
+    meanings = pm.by_convention(cols) if meanings is None else meanings
     checks = []
-    for name in ("T", "R"):
+    for name in pm.with_meaning(meanings, "transmittance", "reflectance"):
         if name in cols:
             checks.append(_range_check(f"{name}:{path.name}", cols[name]))
-    checks += cross_section_checks(path, cols)
-    if "T" in cols and "R" in cols:
-        absorbed = [1 - r - t for r, t in zip(cols["R"], cols["T"], strict=True)]
-        if conservation == "open_radiating":
-            low, high = min(absorbed), max(absorbed)
-            checks.append(
-                Check(
-                    f"radiation_loss:{path.name}",
-                    "fail" if low < -th.RADIATION_NEGATIVE else "pass",
-                    f"open structure: radiated 1-R-T spans [{low:.3g}, {high:.3g}]",
-                    low,
-                    f"fail < -{th.RADIATION_NEGATIVE:g} (more out than in)",
-                )
-            )
-        elif lossless and conservation != "absorbing":
-            lim = th.ENERGY_CONSERVATION
-            err = max(abs(a) for a in absorbed)
-            status = "fail" if err > lim.fail else "warn" if err > lim.warn else "pass"
-            checks.append(
-                Check(
-                    f"energy_conservation:{path.name}",
-                    status,
-                    f"max |1-R-T| = {err:.3g} (all materials lossless)",
-                    err,
-                    f"fail > {lim.fail:g}, warn > {lim.warn:g}",
-                )
-            )
-        else:
-            lim = th.ABSORPTION_NEGATIVE
-            low = min(absorbed)
-            status = "fail" if low < lim.fail else "warn" if low < lim.warn else "pass"
-            checks.append(
-                Check(
-                    f"absorption_nonnegative:{path.name}",
-                    status,
-                    f"min A = 1-R-T = {low:.3g} (lossy materials present)",
-                    low,
-                    f"fail < {lim.fail:g}, warn < {lim.warn:g}",
-                )
-            )
-    if "k" in cols:
-        low = min(cols["k"])
-        checks.append(
-            Check(
-                f"extinction_nonnegative:{path.name}",
-                "fail" if low < 0 else "pass",
-                f"min k = {low:.3g} (Im ε ≥ 0 for a passive material)",
-                low,
-                "fail < 0",
-            )
-        )
+    checks += cross_section_checks(path, cols, meanings)
+    trans = [c for c in pm.with_meaning(meanings, "transmittance") if c in cols]
+    refl = [c for c in pm.with_meaning(meanings, "reflectance") if c in cols]
+    if len(trans) == 1 and len(refl) == 1:
+        checks.append(_balance_check(path, cols[refl[0]], cols[trans[0]], lossless, conservation))
     return checks
 
 
-_XS = re.compile(r"^(?:sigma|C|Q)_(sca|abs|ext)\b", re.IGNORECASE)
+def _balance_check(path: Path, r_vals, t_vals, lossless: bool, conservation) -> Check:
+    absorbed = [1 - r - t for r, t in zip(r_vals, t_vals, strict=True)]
+    if conservation == "open_radiating":
+        low, high = min(absorbed), max(absorbed)
+        return Check(
+            f"radiation_loss:{path.name}",
+            "fail" if low < -th.RADIATION_NEGATIVE else "pass",
+            f"open structure: radiated 1-R-T spans [{low:.3g}, {high:.3g}]",
+            low,
+            f"fail < -{th.RADIATION_NEGATIVE:g} (more out than in)",
+        )
+    if lossless and conservation != "absorbing":
+        lim = th.ENERGY_CONSERVATION
+        err = max(abs(a) for a in absorbed)
+        status = "fail" if err > lim.fail else "warn" if err > lim.warn else "pass"
+        return Check(
+            f"energy_conservation:{path.name}",
+            status,
+            f"max |1-R-T| = {err:.3g} (all materials lossless)",
+            err,
+            f"fail > {lim.fail:g}, warn > {lim.warn:g}",
+        )
+    lim = th.ABSORPTION_NEGATIVE
+    low = min(absorbed)
+    status = "fail" if low < lim.fail else "warn" if low < lim.warn else "pass"
+    return Check(
+        f"absorption_nonnegative:{path.name}",
+        status,
+        f"min A = 1-R-T = {low:.3g} (lossy materials present)",
+        low,
+        f"fail < {lim.fail:g}, warn < {lim.warn:g}",
+    )
 
 
-def cross_section_checks(path: Path, cols: dict[str, list[float]]) -> list[Check]:
-    """Scattering outputs (columns sigma_/C_/Q_ + sca/abs/ext): non-negative, and
-    extinction = scattering + absorption where all three are written."""
+def cross_section_checks(
+    path: Path, cols: dict[str, list[float]], meanings: dict[str, str] | None = None
+) -> list[Check]:
+    """Cross sections (by meaning; without meanings the columns sigma_/C_/Q_ +
+    sca/abs/ext): non-negative, and extinction = scattering + absorption where all
+    three are written."""
+    meanings = pm.by_convention(cols) if meanings is None else meanings
     found: dict[str, str] = {}
-    for name in cols:
-        m = _XS.match(name)
-        if m:
-            found.setdefault(m[1].lower(), name)
+    for name, meaning in meanings.items():
+        if meaning in pm.CROSS_SECTIONS and name in cols:
+            found.setdefault(pm.CROSS_SECTIONS[meaning], name)
     if not found:
         return []
     scale = max(abs(v) for c in found.values() for v in cols[c]) or 1.0
@@ -166,10 +172,30 @@ def read_run_log(record: dict, workdir: Path) -> tuple[str, str]:
     texts = []
     for name, key in (("stdout.txt", "stdout_tail"), ("stderr.txt", "stderr_tail")):
         # a sweep's points each have their own log under points/pNNN/
-        paths = [workdir / name] + sorted(workdir.glob(f"points/*/{name}"))
-        found = [p.read_text(encoding="utf-8", errors="replace") for p in paths if p.is_file()]
+        found = []
+        for rel in [name, *(f"{p}/{name}" for p in run_files.point_folders(workdir))]:
+            try:
+                found.append(run_files.read_run_tail(workdir, rel))
+            except InputFileError:
+                continue  # refused: `unsafe_file_checks` fails the run naming it
+        found = [f for f in found if f]
         texts.append("\n".join(found) if found else record.get(key, ""))
     return texts[0], texts[1]
+
+
+def unsafe_file_checks(workdir: Path, names: list[str]) -> list[Check]:
+    """A failing check for each log or expected output the host refuses to read
+    (a link, a FIFO, a hard link: reprolab.run_files)."""
+    checks = []
+    rels = [f"{p}/{n}" for p in run_files.point_folders(workdir) for n in LOGS]
+    for rel in [*LOGS, *names, *rels]:
+        why = run_files.refusal(workdir, rel)
+        if why:
+            checks.append(Check(f"unsafe_file:{rel}", "fail", f"not read: {why}"))
+    return checks
+
+
+LOGS = ("stdout.txt", "stderr.txt")
 
 
 _DECAY_LINE = re.compile(
@@ -312,6 +338,11 @@ def output_checks(
         for fo in design.get("figure_outputs", []):
             if fo["file"] != name or fo["x_column"] not in cols:
                 continue
+            meaning = (pm.of_file(design, name, cols) if pm.declared(design, name) else {}).get(
+                fo["x_column"], "frequency"
+            )
+            if meaning not in ("frequency", "wavelength"):
+                continue  # a k path or a parameter: no band to hold it to
             freqs = reported_frequencies(
                 fo["x_column"], cols[fo["x_column"]], design.get("unit_length_um", 1.0)
             )
@@ -384,16 +415,17 @@ def run_checks(
         else:
             checks.append(Check(f"output_present:{name}", "pass", f"{info['bytes']} bytes"))
 
+    checks.extend(unsafe_file_checks(workdir, list(expected_outputs)))
     checks, lossless = _with_record(checks, workdir, design, lossless)
     conservation = (design or {}).get("conservation")
     symmetric_pairs = (design or {}).get("symmetric_outputs", [])
     for name in expected_outputs:
         path = workdir / name
-        if not (name.endswith(".csv") and path.is_file() and path.stat().st_size):
+        if not (name.endswith(".csv") and run_files.size_of(workdir, name)):
             continue
         try:
-            cols = read_numeric_csv(path)
-        except (OSError, IndexError, UnicodeDecodeError) as exc:
+            cols = read_output_csv(workdir, name)
+        except (OSError, IndexError, UnicodeDecodeError, InputFileError) as exc:
             checks.append(Check(f"parse:{name}", "fail", f"not a readable CSV ({exc})"))
             continue
         bad = sum(1 for vs in cols.values() for v in vs if not math.isfinite(v))
@@ -407,10 +439,16 @@ def run_checks(
             )
         )
         if not bad:
-            checks.extend(spectrum_checks(path, cols, lossless, conservation))
-            checks.extend(output_checks(name, cols, design, symmetric_pairs))
+            checks.extend(_csv_checks(path, cols, lossless, design, conservation, symmetric_pairs))
 
     return summarise(checks, lossless, log)
+
+
+def _csv_checks(path: Path, cols, lossless: bool, design, conservation, pairs) -> list:
+    """Ranges and energy balance by the columns' meanings, then the design's checks."""
+    found = pm.of_file(design, path.name, cols)
+    checks = spectrum_checks(path, cols, lossless, conservation, found)
+    return checks + output_checks(path.name, cols, design, pairs)
 
 
 def _with_record(

@@ -99,7 +99,7 @@ def refine_vertex(x: np.ndarray, y: np.ndarray, i: int) -> float:
 
 
 def match_features(
-    paper_features: list[dict], sim_features: list[dict], scale: float
+    paper_features: list[dict], sim_features: list[dict], scale: float, x_span: float = 0.0
 ) -> list[dict]:
     """Each paper feature with the nearest reproduced one of its kind: position, shift,
     height (relative to the paper curve's max |y|) and width."""
@@ -136,7 +136,8 @@ def match_features(
             entry
             | {
                 "x_sim": sf["x"],
-                "shift_rel": abs(sf["x"] - x0) / abs(x0),
+                # relative to the position, or to the x span at x = 0 (a band edge at Γ)
+                "shift_rel": abs(sf["x"] - x0) / (abs(x0) or x_span or 1.0),
                 # the height of the matched extremum: a peak value scaled by 0.8 keeps
                 # its position, so position alone never sees it
                 "y_sim": sf["y"],
@@ -175,7 +176,7 @@ def compare_curve(
     y_range = float(np.ptp(yp)) or 1.0
     paper_features = find_features(xp, yp, FEATURE_PROMINENCE * y_range)
     sim_features = find_features(xs, ys, FEATURE_PROMINENCE * y_range / 2)
-    features = match_features(paper_features, sim_features, scale)
+    features = match_features(paper_features, sim_features, scale, float(np.ptp(xp)))
     shift = max((f["shift_rel"] for f in features), default=None)
     height = max((f["height_rel"] for f in features), default=None)
     widths = [f["width_rel"] for f in features if f["width_rel"] is not None]

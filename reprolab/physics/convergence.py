@@ -23,11 +23,12 @@ from __future__ import annotations
 import math
 from dataclasses import asdict
 
-from reprolab.physics import compare
+from reprolab.errors import InputFileError
+from reprolab.physics import compare, harminv
 from reprolab.physics import thresholds as th
 from reprolab.physics.check import Check
-from reprolab.physics.checks import read_numeric_csv
-from reprolab.physics.record_checks import load_record
+from reprolab.physics.checks import read_output_csv
+from reprolab.physics.record_checks import load_record, run_label
 
 RESOLUTION = "resolution_2x"
 PML = "pml_2x"
@@ -87,6 +88,7 @@ def feature_quantities(label: str, xa, ya, xb, yb, variant: str = RESOLUTION) ->
     import numpy as np
 
     scale = float(np.max(np.abs(yb))) or 1.0
+    span = float(np.ptp(xb)) or 1.0
     prom = compare.FEATURE_PROMINENCE * (float(np.ptp(yb)) or 1.0)
     fa, fb = compare.find_features(xa, ya, prom), compare.find_features(xb, yb, prom)
     out = []
@@ -96,7 +98,8 @@ def feature_quantities(label: str, xa, ya, xb, yb, variant: str = RESOLUTION) ->
             continue
         f1 = min(same, key=lambda f: abs(f["x"] - f2["x"]))
         name = f"{label} {f2['kind']} {i}"
-        shift = abs(f2["x"] - f1["x"]) / abs(f2["x"]) if f2["x"] else math.inf
+        # relative to the position, or to the axis' span at x = 0 (a band edge at Γ)
+        shift = abs(f2["x"] - f1["x"]) / (abs(f2["x"]) or span)
         est = _estimate(variant, f1["x"], f2["x"])
         out.append(
             quantity(
@@ -169,10 +172,10 @@ def compare_folders(
     for fo in figure_outputs:
         label = f"{fo['figure_id']}/{fo['curve_id']}"
         try:
-            a, b = read_numeric_csv(run_n / fo["file"]), read_numeric_csv(run_v / fo["file"])
+            a, b = read_output_csv(run_n, fo["file"]), read_output_csv(run_v, fo["file"])
             xy_a = (a[fo["x_column"]], a[fo["y_column"]])
             xy_b = (b[fo["x_column"]], b[fo["y_column"]])
-        except (OSError, KeyError, IndexError) as exc:
+        except (OSError, ValueError, KeyError, IndexError, InputFileError) as exc:
             nan = quantity(variant, label, None, None, math.nan, th.CONVERGENCE_POINTWISE)
             out.append({**nan, "error": str(exc)})
             continue
@@ -196,43 +199,67 @@ def quantities(figure_outputs: list[dict], run_n, run_2n) -> list[dict]:
 
 
 def record_modes(sims: list[dict]) -> list[dict]:
-    """Harminv modes of a run-time record (as_built.json's simulations), Q > 0 only."""
-    return [
-        m
-        for s in sims
-        for r in s.get("runs", [])
-        for h in r.get("harminv", [])
-        for m in h.get("modes", [])
-        if m.get("Q") and m["Q"] > 0 and m.get("freq")
-    ]
+    """Trusted Harminv modes of a run-time record (as_built.json's simulations), each
+    with the `label` of its run (k point and m: modes are matched within a label) and
+    its `window` (the run's time, the upper bound of what Harminv saw)."""
+    out = []
+    for s in sims:
+        for r in s.get("runs", []):
+            label = run_label(s, r)
+            for h in r.get("harminv", []):
+                strongest = max((m.get("amp") or 0.0 for m in h.get("modes", [])), default=0.0)
+                for m in h.get("modes", []):
+                    if m.get("freq") and harminv.mode_trusted(m, strongest)[0]:
+                        out.append({**m, "label": label, "window": r.get("sim_time")})
+    return out
+
+
+def _q_measurable(mode: dict) -> bool:
+    """Q is compared only where the run could measure it (a mode without its window:
+    any finite positive Q)."""
+    if mode.get("window"):
+        return harminv.q_measurable(mode, mode["window"])
+    q = mode.get("Q")
+    return q is not None and math.isfinite(q) and q > 0
 
 
 def mode_quantities(modes_n: list[dict], modes_v: list[dict], variant: str) -> list[dict]:
-    """Frequency and Q of each mode of the run against the rerun's nearest mode."""
+    """Frequency of each mode of the run against the rerun's nearest mode of the same
+    run label (k point, m); Q where both runs can measure it."""
     out = []
-    for i, m in enumerate(sorted(modes_n, key=lambda m: m["freq"])):
-        name = f"mode {i} (f = {m['freq']:.5g})"
-        near = min(modes_v, key=lambda v: abs(v["freq"] - m["freq"]), default=None)
+    order = sorted(modes_n, key=lambda m: (m.get("label", ""), m["freq"]))
+    for i, m in enumerate(order):
+        label = m.get("label", "")
+        name = f"mode {i}" + (f" [{label}]" if label else "") + f" (f = {m['freq']:.5g})"
+        same = [v for v in modes_v if v.get("label", "") == label]
+        near = min(same, key=lambda v: abs(v["freq"] - m["freq"]), default=None)
         shift = abs(near["freq"] - m["freq"]) / abs(m["freq"]) if near else math.inf
         if shift > th.CONVERGENCE_MODE_MATCH:
             row = quantity(
                 variant, f"{name} frequency", m["freq"], None, shift, th.CONVERGENCE_FREQUENCY
             )
-            row.update(status="warn", note="no mode of the rerun near it (Harminv)")
+            where = f" at {label}" if label else ""
+            row.update(status="warn", note=f"no mode of the rerun near it{where} (Harminv)")
             out.append(row)
             continue
         est = _estimate(variant, m["freq"], near["freq"])
-        out.append(
-            quantity(
-                variant,
-                f"{name} frequency",
-                m["freq"],
-                near["freq"],
-                shift,
-                th.CONVERGENCE_FREQUENCY,
-                est,
-            )
+        row = quantity(
+            variant,
+            f"{name} frequency",
+            m["freq"],
+            near["freq"],
+            shift,
+            th.CONVERGENCE_FREQUENCY,
+            est,
         )
+        out.append(row)
+        if not (_q_measurable(m) and _q_measurable(near)):
+            row["note"] = (
+                "Q not compared: above what "
+                + ("both runs" if not (_q_measurable(m) or _q_measurable(near)) else "one run")
+                + " can measure (a lossless mode's Q is Harminv noise)"
+            )
+            continue
         dq = abs(near["Q"] - m["Q"]) / m["Q"]
         out.append(
             quantity(

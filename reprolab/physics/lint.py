@@ -25,7 +25,9 @@ import math
 import operator
 from pathlib import Path
 
+from reprolab.physics import meanings
 from reprolab.physics import thresholds as th
+from reprolab.physics.boundary_checks import pml_thicknesses
 from reprolab.physics.checks import Check, read_numeric_csv
 
 # The environment variable a generated script multiplies its resolution by: 2 for the
@@ -96,7 +98,10 @@ def design_findings(
             f"fail < {th.PPW.fail:g}, warn < {th.PPW.warn:g}",
         )
     )
-    pml = design["pml_thickness"]
+    pmls = pml_thicknesses(design)
+    if not pmls:  # a Bloch or metallic cell: no PML to judge
+        return findings
+    pml = min(pmls)
     pml_px = pml * res
     if pml_px < th.PML_MIN_PIXELS:
         status = "fail"
@@ -334,11 +339,20 @@ def _code_resolution(tree: ast.Module, consts: Consts) -> float | None:
     )
 
 
+def _reports_reflection(design: dict, spec: dict) -> bool:
+    """A reflectance column by the design's meanings (without them: `R` or `refl...`)."""
+    file, cols = spec.get("file", ""), spec.get("columns", [])
+    if meanings.declared(design, file):
+        return bool(meanings.with_meaning(meanings.of_file(design, file, cols), "reflectance"))
+    return "R" in cols or any(c.lower().startswith("refl") for c in cols)
+
+
 def _normalisation_findings(tree: ast.Module, design: dict) -> list[Check]:
     """Row 6: flux spectra need an empty-cell normalisation run, and a reported
     reflection the incident field subtracted."""
-    columns = {c for o in design.get("output_specifications", []) for c in o.get("columns", [])}
-    reflection = "R" in columns or any(c.lower().startswith("refl") for c in columns)
+    reflection = any(
+        _reports_reflection(design, o) for o in design.get("output_specifications", [])
+    )
     if not _uses_flux(tree):
         return []
     findings = []
@@ -541,15 +555,17 @@ def _pml_findings(
                     f"fail < {th.PML_MIN_PIXELS:g} pixels",
                 )
             )
-        if not math.isclose(t, design["pml_thickness"], rel_tol=1e-6):
+        wanted = pml_thicknesses(design)
+        if not any(math.isclose(t, w, rel_tol=1e-6) for w in wanted):
+            said = " or ".join(f"{w:g}" for w in wanted) or "no PML"
             findings.append(
                 finding(
                     "pml_matches_design",
                     "fail",
-                    f"code PML {t:g} differs from the design's {design['pml_thickness']:g} "
-                    f"(both in units of a = {design.get('unit_length_um', 1.0):g} µm)",
+                    f"code PML {t:g} differs from the design's {said} "
+                    f"(in units of a = {design.get('unit_length_um', 1.0):g} µm)",
                     t,
-                    f"= {design['pml_thickness']:g}",
+                    f"= {said}",
                 )
             )
     return findings
@@ -584,7 +600,7 @@ def _pml_env_findings(
             "fail" if need_env else "warn",
             f"the script runs Harminv but does not read {PML_SCALE_ENV}; the convergence "
             f'rerun of a resonance needs PML = float(os.environ.get("{PML_SCALE_ENV}", 1)) * '
-            f"{design['pml_thickness']}",
+            f"{(pml_thicknesses(design) or ['<its thickness>'])[0]}",
         )
     ]
 

@@ -11,7 +11,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from reprolab.physics import harminv as hv
+from reprolab.physics import meanings
 from reprolab.physics import thresholds as th
+from reprolab.physics.boundary_checks import boundary_checks
 from reprolab.physics.check import Check
 
 RECORD_FILE = "as_built.json"
@@ -290,16 +293,49 @@ def declared_geometry_check(sims: list[dict], declared: list[dict]) -> Check | N
     )
 
 
+def run_label(sim: dict, run: dict) -> str:
+    """What tells a run's modes apart: its k point and m (the run's, else the sim's)."""
+    k = run.get("k_point") if run.get("k_point") is not None else sim.get("k_point")
+    m = run.get("m") if run.get("m") is not None else sim.get("m")
+    parts = []
+    if k is not None:
+        parts.append("k = (" + ", ".join(f"{x or 0:.4g}" for x in k) + ")")
+    if m is not None:
+        parts.append(f"m = {m:g}")
+    return ", ".join(parts)
+
+
 def harminv_summary(sims: list[dict]) -> Check | None:
-    modes = [m for s in sims for r in s["runs"] for h in r.get("harminv", []) for m in h["modes"]]
-    if not modes:
+    """The trusted Harminv modes of every run, Q as this run can measure it: a lossless
+    mode's Q (10^8 or more, or negative: noise) is "above what this run can measure",
+    never a number to judge."""
+    lines, n, untrusted = [], 0, 0
+    for s in sims:
+        for r in s["runs"]:
+            window = r.get("sim_time") or 0.0
+            for h in r.get("harminv", []):
+                strongest = max((m.get("amp") or 0.0 for m in h["modes"]), default=0.0)
+                for m in h["modes"]:
+                    ok, _ = hv.mode_trusted(m, strongest)
+                    if not ok:
+                        untrusted += 1
+                        continue
+                    n += 1
+                    label = run_label(s, r)
+                    lines.append(
+                        (f"[{label}] " if label else "")
+                        + f"f = {m['freq']:.6g}, Q = {hv.q_text(m, window)}"
+                    )
+    if not n and not untrusted:
         return None
     return Check(
         "built:harminv_modes",
         "pass",
-        "; ".join(f"f = {m['freq']:.6g}, Q = {m['Q']:.4g}" for m in modes[:6]),
-        len(modes),
-        "recorded",
+        "; ".join(lines[:8])
+        + (f"; … {len(lines) - 8} more" if len(lines) > 8 else "")
+        + (f" ({untrusted} fitted component(s) not trusted as modes)" if untrusted else ""),
+        n,
+        "recorded (Q beyond what a run's window resolves is reported, never judged)",
     )
 
 
@@ -321,7 +357,6 @@ def no_simulation_check(sims: list[dict], design: dict) -> Check | None:
 def record_checks(sims: list[dict], design: dict | None) -> list[Check]:
     """Every check of the run-time record (none when the run left no record)."""
     design = design or {}
-    cols = {c for o in design.get("output_specifications", []) for c in o.get("columns", [])}
     found = [
         no_simulation_check(sims, design),
         resolution_check(sims),
@@ -331,9 +366,10 @@ def record_checks(sims: list[dict], design: dict | None) -> list[Check]:
         field_decay_check(sims),
         valid_range_check(sims),
         film_check(sims),
-        normalisation_check(sims, bool(cols & {"T", "R"})),
+        normalisation_check(sims, meanings.ratio_outputs(design)),
         declared_geometry_check(sims, design.get("declared_dimensions") or []),
         harminv_summary(sims),
+        *boundary_checks(sims, design),
     ]
     return [c for c in found if c is not None]
 

@@ -16,6 +16,9 @@ from urllib.parse import unquote
 
 from markdown_it import MarkdownIt
 
+from reprolab import run_files
+from reprolab.errors import InputFileError
+
 CSS = """
 body{font-family:system-ui,sans-serif;max-width:75em;margin:2em auto;padding:0 1em;
 line-height:1.45;color:#222}
@@ -29,14 +32,17 @@ code{background:#f4f4f4;padding:0 .2em}
 """
 
 
-def _data_uri(path: Path, base: Path) -> str | None:
-    """An image inside the report's folder as a data URI; anything else is never read."""
-    if not path.is_relative_to(base.resolve()) or not path.is_file():
-        return None
-    mime = mimetypes.guess_type(path.name)[0] or ""
+def _data_uri(src: str, base: Path) -> str | None:
+    """An image inside the report's folder as a data URI; anything else is never read:
+    no link is followed (a run's own plot may be one), and its size is capped."""
+    mime = mimetypes.guess_type(src)[0] or ""
     if not mime.startswith("image/"):
         return None
-    return f"data:{mime};base64," + base64.b64encode(path.read_bytes()).decode("ascii")
+    try:
+        data = run_files.read_run_bytes(base, src, run_files.MAX_IMAGE_BYTES)
+    except (OSError, InputFileError):
+        return None
+    return f"data:{mime};base64," + base64.b64encode(data).decode("ascii")
 
 
 def _parser(base: Path) -> MarkdownIt:
@@ -45,7 +51,7 @@ def _parser(base: Path) -> MarkdownIt:
 
     def image(self, tokens, idx, options, env) -> str:
         alt = html.escape(self.renderInlineAsText(tokens[idx].children, options, env))
-        uri = _data_uri((base / unquote(tokens[idx].attrGet("src"))).resolve(), base)
+        uri = _data_uri(unquote(tokens[idx].attrGet("src")), base)
         return f'<img alt="{alt}" src="{uri}">' if uri else f"<em>[missing image: {alt}]</em>"
 
     def table_open(self, tokens, idx, options, env) -> str:

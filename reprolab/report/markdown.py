@@ -60,25 +60,27 @@ def stage_dir_of(fig: dict) -> Path:
 
 def own_plot(design: dict, stage_dir: Path) -> Path | None:
     """The simulation's own plot (the first PNG among the design's outputs), if written."""
+    from reprolab import run_files
+
     for spec in design.get("output_specifications", []):
-        path = stage_dir / "run" / spec["file"]
-        if spec["file"].endswith(".png") and path.is_file():
-            return path
+        if spec["file"].endswith(".png") and run_files.is_image(stage_dir / "run", spec["file"]):
+            return stage_dir / "run" / spec["file"]
     return None
 
 
 def drawn_reproduction(paper, design: dict, fig: dict, assets: Path) -> Path | None:
     """The reproduced curves drawn by code from the stage's outputs, for a stage whose
     script wrote no plot of its own."""
-    from reprolab.physics.checks import read_numeric_csv
+    from reprolab import run_files
+    from reprolab.physics.checks import read_output_csv
     from reprolab.report import plots
 
     curves = {}
     for fo in design.get("figure_outputs", []):
-        path = stage_dir_of(fig) / "run" / fo["file"]
-        if fo["figure_id"] != fig["figure_id"] or not path.is_file():
+        run_dir = stage_dir_of(fig) / "run"
+        if fo["figure_id"] != fig["figure_id"] or run_files.size_of(run_dir, fo["file"]) is None:
             continue
-        cols = read_numeric_csv(path)
+        cols = read_output_csv(run_dir, fo["file"])
         if fo["x_column"] in cols and fo["y_column"] in cols:
             curves[fo["curve_id"]] = (cols[fo["x_column"]], cols[fo["y_column"]])
     if not curves:

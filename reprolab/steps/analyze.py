@@ -25,6 +25,7 @@ from reprolab.artifacts import (
     write_analysis,
     write_review,
 )
+from reprolab.errors import InputFileError
 from reprolab.events import log_event
 from reprolab.physics import checks as checks_mod
 from reprolab.physics import claims, compare
@@ -38,9 +39,9 @@ def raw_curves(run, design: SimulationDesign, run_dir: Path) -> dict:
         if not run.paper.has_data(fo.figure_id, fo.curve_id):
             continue  # compared by eye: nothing to recompute
         try:
-            cols = checks_mod.read_numeric_csv(run_dir / fo.file)
+            cols = checks_mod.read_output_csv(run_dir, fo.file)
             sim = (cols[fo.x_column], cols[fo.y_column])
-        except (OSError, ValueError, KeyError, IndexError):
+        except (OSError, ValueError, KeyError, IndexError, InputFileError):
             continue  # recompute_comparison reports the curve as not recomputable
         curves[(fo.figure_id, fo.curve_id)] = (
             *run.paper.curve_data(fo.figure_id, fo.curve_id, fo.x_column),

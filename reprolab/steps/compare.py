@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from reprolab.artifacts import Comparison, load_checks, load_design, write_comparison
+from reprolab.errors import InputFileError
 from reprolab.physics import checks as checks_mod
 from reprolab.physics import compare
 from reprolab.physics import thresholds as th
@@ -27,12 +28,11 @@ def compare_stage(run, design_path, checks_path, out_comparison) -> None:
         if visual.visual_curve(run, fo, fig, stage_dir):  # no digitized data: by eye
             continue
         xp, yp = run.paper.curve_data(fo.figure_id, fo.curve_id, fo.x_column)  # in its unit
-        path = stage_dir / "run" / fo.file
         entry = {"curve_id": fo.curve_id, "file": fo.file, "x_column": fo.x_column}
         try:
-            cols = checks_mod.read_numeric_csv(path)
+            cols = checks_mod.read_output_csv(stage_dir / "run", fo.file)
             xs, ys = cols[fo.x_column], cols[fo.y_column]
-        except (OSError, KeyError, IndexError) as exc:
+        except (OSError, ValueError, KeyError, IndexError, InputFileError) as exc:
             entry.update(
                 error=f"cannot read {fo.file} columns: {exc}", classes={"missing": "FAILURE"}
             )

@@ -39,6 +39,15 @@ def is_resonance(sims: list[dict]) -> bool:
     return any(r.get("harminv") for s in sims for r in s.get("runs", []))
 
 
+def built_no_pml(sims: list[dict]) -> bool:
+    """The record shows every simulation's layers and none is a PML (a Bloch cell):
+    a 2x-PML rerun would vary nothing."""
+    return bool(sims) and all(
+        "boundary_layers" in s and not any(x["kind"] == "PML" for x in s["boundary_layers"])
+        for s in sims
+    )
+
+
 def variants_needed(
     pol: str, checks: dict, sims: list[dict], curves: bool = True
 ) -> tuple[list[str], str]:
@@ -53,8 +62,14 @@ def variants_needed(
         why.append("checks.convergence is true")
     if low:
         why.append(f"as built {ppw['value']:g} pixels per wavelength < {th.PPW_AS_BUILT.warn:g}")
+    vary_pml = resonance and not built_no_pml(sims)
     if resonance:
-        why.append("a resonance stage (Harminv ran): resolution and PML are varied")
+        why.append(
+            "a resonance stage (Harminv ran): resolution and PML are varied"
+            if vary_pml
+            else "a resonance stage (Harminv ran) without PML (Bloch or closed cell): "
+            "resolution is varied"
+        )
     if pol == "off" or not why:
         ppw_text = (
             f"as built {ppw['value']:.4g} pixels per wavelength (>= {th.PPW_AS_BUILT.warn:g})"
@@ -67,7 +82,7 @@ def variants_needed(
             f"nothing to compare ({'; '.join(why)}): the stage reproduces no figure curve "
             "and found no Harminv mode, so no rerun"
         )
-    return [conv_mod.RESOLUTION] + ([conv_mod.PML] if resonance else []), "; ".join(why)
+    return [conv_mod.RESOLUTION] + ([conv_mod.PML] if vary_pml else []), "; ".join(why)
 
 
 @contextmanager

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
+from reprolab import run_files
+from reprolab.errors import InputFileError
 from reprolab.fileio import atomic_write_json, atomic_write_text, read_json
 from reprolab.physics import lint
 from reprolab.physics.checks import read_numeric_csv
@@ -134,7 +136,7 @@ def geometry_plot(geometry: dict, out_png: Path) -> str:
     return plots.save_figure(fig, out_png)
 
 
-_AXIS = {"x": 0, "y": 1, "z": 2}
+_AXIS = {"x": 0, "y": 1, "z": 2, "r": 0}  # a cylindrical record names r (index 0)
 
 
 def as_built_simulation(run_dir: Path) -> dict | None:
@@ -142,20 +144,25 @@ def as_built_simulation(run_dir: Path) -> dict | None:
     run), from the run-time record; a sweep's first point where the stage swept."""
     from reprolab.physics.as_built import RECORD_FILE
 
-    paths = [run_dir / RECORD_FILE, *sorted((run_dir / "points").glob(f"p*/{RECORD_FILE}"))]
-    for path in paths:
-        if path.is_file():
-            sims = read_json(path).get("simulations") or []
-            if sims:
-                return sims[-1]
+    for rel in [RECORD_FILE, *(f"{p}/{RECORD_FILE}" for p in run_files.point_folders(run_dir))]:
+        try:
+            record = run_files.read_run_json(run_dir, rel)
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError, InputFileError):
+            return None  # a record the host will not read is no record
+        sims = (record.get("simulations") if isinstance(record, dict) else None) or []
+        if sims:
+            return sims[-1]
     return None
 
 
-def _span(center, size, axis: int, half: float) -> tuple[float, float]:
-    """An object's extent along an axis, clipped to the cell (size None: infinite)."""
+def _span(center, size, axis: int, half: float, mid: float = 0.0) -> tuple[float, float]:
+    """An object's extent along an axis, clipped to the cell around `mid` (size None:
+    infinite)."""
     c = center[axis] or 0.0
     w = size[axis] if size[axis] is not None else math.inf
-    return max(c - w / 2, -half), min(c + w / 2, half)
+    return max(c - w / 2, mid - half), min(c + w / 2, mid + half)
 
 
 def monitor_positions_plot(sim: dict, out_png: Path) -> str:
@@ -169,17 +176,22 @@ def monitor_positions_plot(sim: dict, out_png: Path) -> str:
     dims = sim["dimensions"]
     half = [(c or 0) / 2 for c in sim["cell"]]
     a, b = (2, None) if dims == 1 else (0, 1)
+    names, mid = "xyz", [0.0, 0.0, 0.0]  # the cell's centre
+    if sim.get("cylindrical"):  # r from the axis (0) to the cell's size, then z
+        a, b = (0, 2 if half[2] else None)
+        names, mid[0] = "r?z", half[0]
     fig, ax = plots.plt.subplots(figsize=(6, 3.4 if dims == 1 else 5), dpi=100)
 
     def draw(center, size, **style):
-        x0, x1 = _span(center, size, a, half[a])
-        y0, y1 = (0.0, 1.0) if b is None else _span(center, size, b, half[b])
+        x0, x1 = _span(center, size, a, half[a], mid[a])
+        y0, y1 = (0.0, 1.0) if b is None else _span(center, size, b, half[b], mid[b])
         ax.add_patch(Rectangle((x0, y0), x1 - x0, y1 - y0, **style))
 
     for layer in sim.get("boundary_layers") or []:
         i, t = _AXIS[layer["axis"]], layer["thickness"]
         centre, size = [0.0, 0.0, 0.0], [None, None, None]
-        centre[i], size[i] = (half[i] - t / 2) * (1 if layer["side"] == "high" else -1), t
+        centre[i] = mid[i] + (half[i] - t / 2) * (1 if layer["side"] == "high" else -1)
+        size[i] = t
         draw(centre, size, color="0.8", label=f"{layer['kind']} ({t:g} a)")
     for obj in sim.get("geometry") or []:
         if obj.get("size"):
@@ -198,14 +210,14 @@ def monitor_positions_plot(sim: dict, out_png: Path) -> str:
     handles, labels = ax.get_legend_handles_labels()
     unique = dict(zip(labels, handles, strict=True))
     ax.legend(unique.values(), unique.keys(), fontsize=7, loc="upper right")
-    ax.set_xlim(-half[a], half[a])
-    ax.set_xlabel(f"{'xyz'[a]} (a)")
+    ax.set_xlim(mid[a] - half[a], mid[a] + half[a])
+    ax.set_xlabel(f"{names[a]} (a)")
     if b is None:
         ax.set_ylim(0, 1)
         ax.set_yticks([])
     else:
-        ax.set_ylim(-half[b], half[b])
-        ax.set_ylabel(f"{'xyz'[b]} (a)")
+        ax.set_ylim(mid[b] - half[b], mid[b] + half[b])
+        ax.set_ylabel(f"{names[b]} (a)")
         ax.set_aspect("equal")
     plane = " (x-y plane)" if dims == 3 else ""
     ax.set_title(f"sources and monitors as Meep built them{plane}", fontsize=9)
@@ -229,9 +241,12 @@ def write_debug_log(paper_out: Path, stage_dirs: list[Path], out_txt: Path) -> s
         for log in sorted((stage / "logs").glob("*.log"), key=lambda p: p.stat().st_mtime):
             parts += [f"\n# {stage.name}: {log.name}", log.read_text(errors="replace").rstrip()]
         for name in ("stdout.txt", "stderr.txt"):
-            out = stage / "run" / name
-            if out.is_file():
-                tail = out.read_text(errors="replace").splitlines()[-40:]
+            try:
+                text = run_files.read_run_tail(stage / "run", name, 64 * 1024)
+            except (OSError, InputFileError) as exc:
+                text = f"[reprolab] not read: {exc}"
+            if text:
+                tail = text.splitlines()[-40:]
                 parts += [f"\n# {stage.name}: run/{name} (last {len(tail)} lines)", *tail]
     return str(atomic_write_text(out_txt, "\n".join(parts) + "\n"))
 
@@ -295,9 +310,12 @@ def write_summary(run, inputs, out_json) -> None:
     validated = read_json(inputs.validated)
     band = reported_band(design1, run)
     factor = run.config.get("debug", {}).get("resolution_factor", 0.5)
-    stdout = Path(inputs.checks[1]).parent / "run" / "stdout.txt"
-    geometry = parse_geometry(stdout.read_text(errors="replace")) if stdout.is_file() else None
-    built = as_built_simulation(stdout.parent)
+    run_dir = Path(inputs.checks[1]).parent / "run"
+    try:
+        geometry = parse_geometry(run_files.read_run_tail(run_dir, "stdout.txt")) or None
+    except (OSError, InputFileError):
+        geometry = None  # refused: the stage's checks fail naming the file
+    built = as_built_simulation(run_dir)
     stage1_result = load_result(inputs.result)
     plots = {
         "geometry_check": (

@@ -49,6 +49,7 @@ def design_problems(design: SimulationDesign, stage: PlanStage, run: PaperRun, m
     for mid in design.materials:
         if mid not in known:
             problems.append(f"material '{mid}' is not available (valid: {sorted(known)})")
+    problems += mode_result_problems(design, stage, run)
     outputs = {o.file: o for o in design.output_specifications}
     covered = set()
     for fo in design.figure_outputs:
@@ -56,6 +57,12 @@ def design_problems(design: SimulationDesign, stage: PlanStage, run: PaperRun, m
             problems.append(
                 f"figure_outputs: '{fo.figure_id}' is not a target of this stage "
                 f"(targets: {stage.target_figures})"
+            )
+            continue
+        if _is_table(run, fo.figure_id):
+            problems.append(
+                f"figure_outputs: '{fo.figure_id}' is a table: it is compared from the run's "
+                "Harminv modes (list it in mode_results), not from a curve"
             )
             continue
         if (run.paper.figure(fo.figure_id).field_map is None) != (fo.dataset is None):
@@ -86,9 +93,45 @@ def design_problems(design: SimulationDesign, stage: PlanStage, run: PaperRun, m
                     )
         covered.add((fo.figure_id, fo.curve_id))
     for fig_id in stage.target_figures:
+        if fig_id in design.mode_results or _is_table(run, fig_id):
+            continue  # compared from the run's Harminv modes: no curve output needed
         for curve in run.paper.figure(fig_id).curves:
             if (fig_id, curve.curve_id) not in covered:
                 problems.append(f"no output reproduces {fig_id} curve '{curve.curve_id}'")
+    return problems
+
+
+def _is_table(run: PaperRun, result_id: str) -> bool:
+    """A paper's table (not a figure); a paper format without tables has none."""
+    is_table = getattr(getattr(run, "paper", None), "is_table", None)
+    return bool(is_table and is_table(result_id))
+
+
+def mode_result_problems(design: SimulationDesign, stage: PlanStage, run: PaperRun) -> list:
+    """`mode_results` are among the stage's targets; a target table is measured from
+    Harminv modes, so it must be one of them."""
+    problems = [
+        f"mode_results: '{rid}' is not a target of this stage (targets: {stage.target_figures})"
+        for rid in design.mode_results
+        if rid not in stage.target_figures
+    ]
+    band_diagram = getattr(getattr(run, "paper", None), "band_diagram", None)
+    problems += [
+        f"mode_results: '{rid}' is neither a table nor a figure with a band_diagram "
+        "(its curves are compared from output files: figure_outputs)"
+        for rid in design.mode_results
+        if rid in stage.target_figures
+        and band_diagram is not None
+        and not _is_table(run, rid)
+        and band_diagram(rid) is None
+    ]
+    problems += [
+        f"target table '{rid}' is compared from Harminv modes: list it in mode_results"
+        for rid in stage.target_figures
+        if _is_table(run, rid) and rid not in design.mode_results
+    ]
+    if design.mode_results and not design.runs_simulation:
+        problems.append("mode_results need a simulation (runs_simulation: false measures none)")
     return problems
 
 
@@ -127,7 +170,10 @@ def design_stage(
         block(run, out_design, stage_id, reason)
         return
     mats = stage_materials(stage, plan, validated)
-    figures = [run.paper.figure(f).model_dump() for f in stage.target_figures]
+    figures = [  # the target tables too: the designer maps them to mode_results
+        (run.paper.table(f) if _is_table(run, f) else run.paper.figure(f)).model_dump()
+        for f in stage.target_figures
+    ]
     assumptions = [a.model_dump() for a in plan.assumptions]
     answers: list[dict] = []  # the user's answers to the designer's questions
 

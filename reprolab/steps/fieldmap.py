@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from reprolab import units
+from reprolab import run_files, units
 
 NUMBERS = ("max", "x_at_max", "y_at_max", "min")  # what comparison.json keeps of a map
 NOTE = (
@@ -27,15 +27,21 @@ def _in_axis(name: str, values, axis) -> list[float]:
     return units.convert([float(v) for v in values], src, (axis.quantity, axis.unit))
 
 
-def read_field_map(path: Path, fo, fig_meta) -> dict:
-    """The map and its coordinates from the HDF5 file, in the figure's units: rows along
-    `y_column`, columns along `x_column` (a transposed dataset is accepted)."""
+def read_field_map(run_dir: Path, fo, fig_meta) -> dict:
+    """The map and its coordinates from the run's HDF5 file `fo.file`, in the figure's
+    units: rows along `y_column`, columns along `x_column` (a transposed dataset is
+    accepted). Opened without following links, each dataset read within the caps
+    (reprolab.run_files: UnsafeRunFile, RunFileTooLarge)."""
     import h5py
 
-    with h5py.File(path, "r") as h5:
-        x = np.asarray(h5[fo.x_column][()], dtype=float).ravel()
-        y = np.asarray(h5[fo.y_column][()], dtype=float).ravel()
-        z = np.asarray(h5[fo.dataset][()])
+    shown = Path(run_dir) / fo.file
+    with (
+        run_files.open_run_file(run_dir, fo.file, run_files.MAX_HDF5_BYTES) as fh,
+        h5py.File(fh, "r") as h5,
+    ):
+        x = np.asarray(run_files.hdf5_dataset(h5, fo.x_column, shown), dtype=float).ravel()
+        y = np.asarray(run_files.hdf5_dataset(h5, fo.y_column, shown), dtype=float).ravel()
+        z = np.asarray(run_files.hdf5_dataset(h5, fo.dataset, shown))
     z = np.abs(z) if np.iscomplexobj(z) else z.astype(float)
     if z.shape == (len(x), len(y)) and len(x) != len(y):
         z = z.T

@@ -18,7 +18,7 @@ from reprolab.gates.material import (
     material_payload,
     request_path,
 )
-from reprolab.gates.protocol import Decision, resolve_gate
+from reprolab.gates.protocol import Decision, open_gate, resolve_gate
 
 
 def stage0_materials(plan_path, stage0_verdict) -> dict:
@@ -28,9 +28,14 @@ def stage0_materials(plan_path, stage0_verdict) -> dict:
 
 
 def auto_approve(paper_id, plan_path, stage0_verdict, out_decision) -> None:
-    """The configured auto-approval, bound to its paper and gate (no nonce: it is written
-    before the request exists), marked auto so the report says so."""
+    """The configured auto-approval: the request is opened first, so that the answer is
+    bound to its paper, gate and nonce like any other; marked auto so the report says so
+    (and honoured only while config lists the gate, see `material_gate`)."""
     payload = stage0_materials(plan_path, stage0_verdict)
+    paper_out = Path(out_decision).parents[1]
+    checkpoint = material_checkpoint(paper_out, paper_id, payload)
+    checkpoint.auto_approve = True
+    open_gate(paper_out, checkpoint)
     decision = Decision(
         paper_id=paper_id,
         gate_id=MATERIAL_GATE,
@@ -40,17 +45,27 @@ def auto_approve(paper_id, plan_path, stage0_verdict, out_decision) -> None:
         note="auto-approved because config gates.auto_approve lists material_checkpoint",
         answered_by="config",
         auto=True,
+        nonce=checkpoint.nonce,
     )
     atomic_write_json(out_decision, decision)
-    log_event(Path(out_decision).parents[1], "gate", "material checkpoint AUTO-APPROVED by config")
+    log_event(paper_out, "gate", "material checkpoint AUTO-APPROVED by config")
 
 
 def material_gate(
-    paper_id, plan_path, stage0_verdict, decision_file, out_validated, wait_s: float = 0.0
+    paper_id,
+    plan_path,
+    stage0_verdict,
+    decision_file,
+    out_validated,
+    wait_s: float = 0.0,
+    auto_approve: bool = False,
 ) -> None:
+    """`auto_approve`: config gates.auto_approve lists the material checkpoint (an
+    answer marked auto is refused otherwise)."""
     paper_out = Path(out_validated).parent
     payload = stage0_materials(plan_path, stage0_verdict)
     checkpoint = material_checkpoint(paper_out, paper_id, payload)
+    checkpoint.auto_approve = auto_approve
     if decision_file:
         checkpoint.answer_file = str(decision_file)
     decision = resolve_gate(paper_out, checkpoint, wait_s)

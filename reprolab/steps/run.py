@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 from agents.simulation_designer import SimulationDesign
+from reprolab import run_files
 from reprolab.artifacts import (
     DesignArtifact,
     RunResult,
@@ -226,18 +227,20 @@ def reuse_failed_run(kept: Path, script_path: Path, run_dir: Path) -> dict | Non
         return None
     if run_dir.exists():
         shutil.rmtree(run_dir)
-    shutil.copytree(kept, run_dir, ignore=shutil.ignore_patterns("result.json"))
+    run_files.copy_run_tree(kept, run_dir)
+    (run_dir / "result.json").unlink(missing_ok=True)
     return {**kept_result.to_json(), "reused_from": str(kept)}
 
 
 def archive_run(run_dir: Path, kept: Path, record: dict) -> None:
-    """Keep a failed run (its files and record) before the next attempt clears run/."""
+    """Keep a failed run (its files and record) before the next attempt clears run/:
+    copied without following a link (a link is kept as a link, never read)."""
     import shutil
 
     if kept.exists():
         shutil.rmtree(kept)
     kept.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(run_dir, kept)
+    run_files.copy_run_tree(run_dir, kept)
     write_result(kept / "result.json", RunResult.model_validate(record))
 
 

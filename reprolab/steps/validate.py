@@ -9,6 +9,7 @@ from agents import execution_validator, physics_sanity
 from agents.execution_validator import ExecutionValidatorOutput
 from agents.physics_sanity import PhysicsSanityOutput
 from agents.runner import call_agent
+from reprolab import run_files
 from reprolab.artifacts import (
     AgentArtifact,
     RunValidation,
@@ -21,6 +22,7 @@ from reprolab.artifacts import (
     plan_stage,
     write_validation,
 )
+from reprolab.errors import InputFileError
 from reprolab.events import log_event
 from reprolab.physics import checks as checks_mod
 from reprolab.steps.blocking import passed_on_block
@@ -32,12 +34,11 @@ def data_file_summaries(run_dir: Path, names: list[str]) -> list[dict]:
     """Column ranges of each output CSV: what the physics agent may see of the data."""
     summaries = []
     for name in names:
-        path = run_dir / name
-        if path.suffix != ".csv" or not path.is_file():
+        if not name.endswith(".csv") or run_files.size_of(run_dir, name) is None:
             continue
         try:
-            cols = checks_mod.read_numeric_csv(path)
-        except (OSError, ValueError, KeyError, IndexError) as exc:
+            cols = checks_mod.read_output_csv(run_dir, name)
+        except (OSError, ValueError, KeyError, IndexError, InputFileError) as exc:
             summaries.append({"file": name, "error": str(exc)})
             continue
         summaries.append(

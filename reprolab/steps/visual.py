@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from reprolab.errors import InputFileError
 from reprolab.physics import checks as checks_mod
 from reprolab.steps import fieldmap
 
@@ -27,14 +28,14 @@ def visual_curve(run, fo, fig: dict, stage_dir: Path) -> bool:
     try:
         if fig_meta.field_map is not None:  # an HDF5 map, drawn on the paper's scale
             entry["note"] = fieldmap.NOTE
-            entry["sim"] = fieldmap.read_field_map(Path(stage_dir) / "run" / fo.file, fo, fig_meta)
+            entry["sim"] = fieldmap.read_field_map(Path(stage_dir) / "run", fo, fig_meta)
             entry["field_map"] = {k: entry["sim"][k] for k in fieldmap.NUMBERS}
             fig["field_map"] = True
         else:
-            cols = checks_mod.read_numeric_csv(Path(stage_dir) / "run" / fo.file)
+            cols = checks_mod.read_output_csv(Path(stage_dir) / "run", fo.file)
             entry["sim"] = {"x": cols[fo.x_column], "y": cols[fo.y_column]}
         entry["classes"] = {"visual": VISUAL_CLASS}
-    except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
+    except (OSError, ValueError, KeyError, IndexError, TypeError, InputFileError) as exc:
         entry.update(error=f"cannot read {fo.file} columns: {exc}", classes={"missing": "FAILURE"})
     fig["curves"].append(entry)
     fig["qualitative"] = True

@@ -2,6 +2,7 @@
 plot) becomes a paper folder whose skeleton `reprolab check` refuses until its TODOs
 are resolved, and accepts once a person (here: code) has confirmed them."""
 
+import io
 import re
 
 import matplotlib
@@ -9,10 +10,18 @@ import numpy as np
 import pytest
 import yaml
 from matplotlib.backends.backend_pdf import PdfPages
+from PIL import Image
 
 from reprolab.cli import main
 from reprolab.paper import Paper
 from tests.support.paper_pdf import EXAMPLE, confirm, example_as_pdf, example_from_its_pdf, page
+
+
+def png_bytes(size=(4, 3)) -> bytes:
+    """A real (tiny) PNG image."""
+    buf = io.BytesIO()
+    Image.new("RGB", size, (200, 30, 30)).save(buf, format="PNG")
+    return buf.getvalue()
 
 
 def spectra(ax):
@@ -98,7 +107,7 @@ def test_pdf_to_checked_paper_folder(pdf_path, tmp_path, capsys):
 
 def test_markdown_source_and_refusals(pdf_path, tmp_path, capsys):
     src = tmp_path / "mine.md"
-    (tmp_path / "plot.png").write_bytes(b"\x89PNG fake")
+    (tmp_path / "plot.png").write_bytes(png_bytes())
     src.write_text("# My paper\n\n## Results\n\n![Fig. 1: Spectrum](plot.png)\n")
     out = tmp_path / "mine"
     assert main(["new-paper", str(src), "--id", "mine", "--out", str(out)]) == 0
@@ -177,3 +186,54 @@ def test_a_pdf_without_pymupdf_is_a_clear_error(pdf_path, tmp_path, capsys, monk
     err = capsys.readouterr().err
     assert "reading a PDF needs PyMuPDF (pip install pymupdf" in err
     assert "give the paper as markdown (.md)" in err and not out.exists()
+
+
+def test_untrusted_markdown_copies_only_image_files_beside_it(tmp_path, capsys):
+    """Figure references that leave the markdown's folder, follow a link or name a file
+    that is not an image by its content are refused, each with a line naming it; only
+    real images beside the markdown are copied, typed by their content."""
+    home = tmp_path / "home"
+    src_dir = home / "inbox" / "paper"
+    (src_dir / "img").mkdir(parents=True)
+    secret = home / ".bashrc"
+    secret.write_text("export API_KEY=sk-secret\n")
+    outside = tmp_path / "elsewhere.png"
+    outside.write_bytes(png_bytes())  # a real image, but not beside the markdown
+    (src_dir / "link.png").symlink_to(outside)
+    (src_dir / "notes.png").write_text("export API_KEY=sk-secret\n")  # an image by name only
+    (src_dir / "img" / "plot").write_bytes(png_bytes((5, 5)))  # an image without a suffix
+    (src_dir / "ok.png").write_bytes(png_bytes())
+    refs = [
+        str(outside),  # absolute
+        "../../.bashrc",  # leaves the folder
+        "img/../../../.bashrc",
+        "link.png",  # a symbolic link
+        "notes.png",  # text named .png
+        "img/plot",  # a PNG without a suffix: copied as .png
+        "ok.png",
+        "file:///etc/passwd",
+    ]
+    src = src_dir / "paper.md"
+    src.write_text("# Paper\n\n" + "".join(f"![Fig. {i}: c]({r})\n" for i, r in enumerate(refs)))
+    out = tmp_path / "made"
+    assert main(["new-paper", str(src), "--id", "made", "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    figures = sorted(p.name for p in (out / "figures").iterdir())
+    assert figures == ["fig6.png", "fig7.png"], figures
+    assert (out / "figures" / "fig6.png").read_bytes() == (src_dir / "img" / "plot").read_bytes()
+    for p in (out / "figures").iterdir():
+        assert Image.open(p).format == "PNG"
+    copied = b"".join(p.read_bytes() for p in out.rglob("*") if p.is_file())
+    assert b"sk-secret" not in copied
+    meta = yaml.safe_load((out / "metadata.yaml").read_text())
+    images = [f["image"] for f in meta["figures"]]
+    assert images[5:7] == ["figures/fig6.png", "figures/fig7.png"]
+    for i, ref in enumerate(refs):
+        if i in (5, 6):
+            continue
+        assert images[i].startswith(f"TODO: {ref} was refused"), images[i]
+        assert f"figure {i + 1} '{ref}' refused, not copied" in err
+    assert "an absolute path or URL" in err and "'..' leaves the markdown's folder" in err
+    assert "is a symbolic link" in err and "its content is not an image" in err
+    capsys.readouterr()
+    assert main(["check", str(out)]) == 1  # the TODOs stay until a person resolves them

@@ -8,10 +8,12 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import yaml
 
 from reprolab.cli import control
 from reprolab.errors import GateError, InputFileError
 from reprolab.gates import consent, protocol
+from tests.support.paper_pdf import EXAMPLE
 
 
 def checkpoint(out: Path, paper: str, sha: str = "a" * 64) -> protocol.Checkpoint:
@@ -71,28 +73,121 @@ def test_answer_bound_to_paper_gate_and_nonce(tmp_path):
     )
 
 
-def test_an_auto_approval_copied_into_another_paper_is_refused(tmp_path):
-    # The configured auto-approval has no nonce (it is written before the request), but
-    # it names its paper and gate: copied into another paper's gates it is refused.
-    a, b = tmp_path / "paper_a", tmp_path / "paper_b"
-    auto = protocol.Decision(
-        paper_id="paper_a",
-        gate_id="stage1.code_limit",
-        action="approve",
-        sha256="a" * 64,
-        answered_by="config",
-        auto=True,
+def forged_auto(out: Path, paper: str, **fields) -> Path:
+    """A decision written by hand that claims the configuration approved the gate."""
+    path = out / "gates/stage1.code_limit.json"
+    data = {
+        "action": "approve",
+        "sha256": "a" * 64,
+        "paper_id": paper,
+        "gate_id": "stage1.code_limit",
+        "answered_by": "config",
+        "auto": True,
+        **fields,
+    }
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_a_hand_written_auto_decision_is_refused_while_config_does_not_auto_approve(tmp_path):
+    out = tmp_path / "paper_a"
+    with pytest.raises(GateError, match="WAITING"):
+        ask(out, "paper_a")
+    nonce = json.loads((out / "gates/stage1.code_limit.request.json").read_text())["nonce"]
+    # Without the nonce, and even with it: no config lists this gate kind.
+    for fields in ({}, {"nonce": nonce}):
+        forged = forged_auto(out, "paper_a", **fields)
+        with pytest.raises(GateError) as err:
+            ask(out, "paper_a")
+        line = str(err.value)
+        assert f"{forged}: field 'auto' is true" in line
+        assert "gates.auto_approve does not list gate kind 'revision_limit'" in line
+        assert "'auto' false or left out, with the request's nonce" in line
+        assert "nothing was approved" in line
+        # Nothing recorded as approved: the gate still waits, status says why.
+        assert [cp.gate_id for cp in protocol.pending_gates(out)] == ["stage1.code_limit"]
+        (cp,) = protocol.pending_gates(out)
+        assert "field 'auto' is true" in protocol.refused_answer(cp)
+        assert not (out / "user_interactions.jsonl").exists()
+    # The same answer by the user (auto false, the nonce) is taken.
+    forged_auto(out, "paper_a", nonce=nonce, auto=False, answered_by="user")
+    decision = ask(out, "paper_a")
+    assert decision.action == "approve" and not decision.auto
+
+
+def test_auto_is_honoured_only_where_config_lists_the_gate_and_with_the_nonce(tmp_path):
+    out = tmp_path / "paper_a"
+    listed = checkpoint(out, "paper_a")
+    listed.auto_approve = True  # as the step that asks sets it from config gates.auto_approve
+    with pytest.raises(GateError, match="WAITING"):
+        protocol.resolve_gate(out, listed)
+    nonce = json.loads((out / "gates/stage1.code_limit.request.json").read_text())["nonce"]
+    forged_auto(out, "paper_a")  # no nonce: not bound to this asking
+    with pytest.raises(GateError, match="field 'nonce' is None.*delete the file and run again"):
+        protocol.resolve_gate(
+            out, checkpoint(out, "paper_a").model_copy(update=dict(auto_approve=True))
+        )
+    forged_auto(out, "paper_a", nonce=nonce)
+    assert protocol.resolve_gate(out, listed).auto
+    # Copied into another paper it is refused, naming the field.
+    other = tmp_path / "paper_b"
+    (other / "gates").mkdir(parents=True)
+    (other / "gates/stage1.code_limit.json").write_bytes(
+        (out / "gates/stage1.code_limit.json").read_bytes()
     )
-    for out in (a, b):
-        (out / "gates").mkdir(parents=True)
-        (out / "gates/stage1.code_limit.json").write_text(auto.model_dump_json())
-    assert ask(a, "paper_a").auto
+    theirs = checkpoint(other, "paper_b")
+    theirs.auto_approve = True
     with pytest.raises(GateError, match="field 'paper_id' is 'paper_a'"):
-        ask(b, "paper_b")
-    unbound = auto.model_dump(exclude={"paper_id", "gate_id"})
-    (a / "gates/stage1.code_limit.json").write_text(json.dumps(unbound))
-    with pytest.raises(GateError, match="field 'paper_id' is None"):
-        ask(a, "paper_a")
+        protocol.resolve_gate(other, theirs)
+
+
+def material_inputs(tmp_path: Path) -> tuple[Path, Path]:
+    """A real plan (the example's) and stage 0's verdict with its material data."""
+    from reprolab.artifacts import PlanArtifact
+
+    rec = EXAMPLE / "recordings" / "paper" / "planner.a1.yaml"
+    plan = tmp_path / "outputs/p/plan.json"
+    plan.parent.mkdir(parents=True)
+    plan.write_text(
+        PlanArtifact(output=yaml.safe_load(rec.read_text())["output"]).model_dump_json()
+    )
+    stage0 = tmp_path / "outputs/p/stages/stage0_material_validation"
+    (stage0 / "run").mkdir(parents=True)
+    (stage0 / "run/material_fused_silica.csv").write_text(
+        "wavelength_um,n,k\n0.5,1.46,0\n0.8,1.45,0\n"
+    )
+    verdict = stage0 / "verdict.json"
+    verdict.write_text(
+        json.dumps({"stage_id": "stage0_material_validation", "status": "completed_success"})
+    )
+    return plan, verdict
+
+
+def test_material_gate_honours_auto_only_while_config_lists_it(tmp_path):
+    from reprolab.steps import material as step
+
+    plan, verdict = material_inputs(tmp_path)
+    out = tmp_path / "outputs/p"
+    decision = out / "gates/material_checkpoint.json"
+    validated = out / "validated_materials.json"
+    step.auto_approve("p", plan, verdict, decision)  # config lists it: the step wrote it
+    auto = json.loads(decision.read_text())
+    request = json.loads((out / "gates/material_checkpoint.request.json").read_text())
+    assert auto["auto"] and auto["nonce"] == request["nonce"]  # bound like any answer
+    # Config no longer lists the gate: the auto answer is refused, nothing is approved.
+    with pytest.raises(GateError, match="field 'auto' is true, but config gates.auto_approve"):
+        step.material_gate("p", plan, verdict, decision, validated, auto_approve=False)
+    assert not validated.exists() and not (out / "user_interactions.jsonl").exists()
+    # A hand-written copy without the nonce, while auto-approval is off: refused too.
+    decision.write_text(json.dumps({k: v for k, v in auto.items() if k != "nonce"}))
+    with pytest.raises(GateError, match="field 'auto' is true"):
+        step.material_gate("p", plan, verdict, decision, validated, auto_approve=False)
+    assert not validated.exists() and not (out / "user_interactions.jsonl").exists()
+    # Listed, with the nonce: approved by config, and the record says so.
+    decision.write_text(json.dumps(auto))
+    step.material_gate("p", plan, verdict, decision, validated, auto_approve=True)
+    record = json.loads(validated.read_text())
+    assert record["auto_approved"] and record["approved_by"] == "config"
 
 
 @pytest.mark.parametrize("bad", ["../../x", "a/b", "..", "x" * 200, ""])
@@ -162,3 +257,18 @@ def test_polling_gate_waits_for_a_whole_answer(tmp_path):
     decision = protocol.resolve_gate(tmp_path, checkpoint(tmp_path, "p"), wait_s=1.5)
     timer.join()
     assert decision.action == "approve"
+
+
+def test_status_shows_a_refused_auto_answer_under_its_gate(tmp_path):
+    from tests.support.builders import copy_paper
+
+    folder = copy_paper(tmp_path / "papers" / "paper_s", paper_id="paper_s")
+    config = {"papers": [{"paper_dir": str(folder)}], "outputs_dir": str(tmp_path / "outputs")}
+    out = tmp_path / "outputs" / "paper_s"
+    with pytest.raises(GateError, match="WAITING"):
+        ask(out, "paper_s")
+    forged_auto(out, "paper_s")
+    text = control.status_text(config, "paper_s")
+    assert "WAITING: stage1.code_limit (revision_limit)" in text
+    assert "ANSWER REFUSED: " in text and "field 'auto' is true" in text
+    assert "nothing waits on you" not in text

@@ -101,3 +101,52 @@ def test_every_checkpoint_is_built_with_a_gate_kind_not_a_string():
                 if kind is None or isinstance(kind, ast.Constant):
                     literal.append(f"{path.relative_to(REPO)}:{node.lineno}")
     assert not literal, literal
+
+
+@pytest.mark.parametrize("spelled", ["NaN", "Infinity", "-Infinity", "1e999", '"nan"', '"-inf"'])
+def test_an_edit_with_nan_or_infinity_is_refused_naming_the_field(tmp_path, spelled):
+    tmp_path = tmp_path / "p"  # the paper's results folder, named after it
+    recording = EXAMPLE / "recordings" / STAGE / "simulation_designer.a2.yaml"
+    output = yaml.safe_load(recording.read_text())["output"]
+    artifact = DesignArtifact.model_validate({"output": output, "provenance": {}})
+    run = SimpleNamespace(paper_id="p", out_dir=tmp_path, gate_wait_s=0)
+    with pytest.raises(GateError, match="WAITING FOR YOU"):
+        ask(run, artifact)
+    request = json.loads((tmp_path / f"gates/{STAGE}.design_limit.request.json").read_text())
+    answer = tmp_path / f"gates/{STAGE}.design_limit.json"
+    edited = dict(output, summary="my own design")
+    edited["declared_dimensions"] = [{"name": "tantala slab thickness", "value": 12345.5}]
+    decision = {
+        "action": "edit",
+        "sha256": request["sha256"],
+        "revised_data": edited,
+        **{k: request[k] for k in ("paper_id", "gate_id", "nonce")},
+    }
+    # json.loads reads NaN, Infinity and 1e999 as floats; pydantic reads "nan" as one.
+    answer.write_text(json.dumps(decision).replace("12345.5", spelled))
+    with pytest.raises(InputFileError) as err:
+        ask(run, artifact)
+    line = str(err.value)
+    assert str(answer) in line and "revised_data.declared_dimensions[0].value" in line
+    assert "not a finite number" in line
+    assert protocol.pending_gates(tmp_path)  # nothing taken: the gate still waits
+    assert not (tmp_path / "user_interactions.jsonl").exists()
+    assert not (tmp_path / "stages").exists() or not list((tmp_path / "stages").rglob("*.json"))
+    # The CLI refuses the same edit before writing anything.
+    from reprolab.cli import control
+
+    edit = tmp_path / "mine.json"
+    edit.write_text(json.dumps(edited).replace("12345.5", spelled))
+    answer.unlink()
+    args = SimpleNamespace(command="edit", gate=f"{STAGE}.design_limit", note="", file=str(edit))
+    with pytest.raises(InputFileError, match="not a finite number"):
+        control.answer(tmp_path, args)
+    assert not answer.exists()
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), "Infinity", "nan"])
+def test_an_option_or_nested_answer_that_is_not_finite_is_refused(value):
+    for fields in ({"option": str(value)}, {"revised_data": {"a": [1.0, {"b": value}]}}):
+        with pytest.raises(ValueError, match="not a finite number"):
+            protocol.Decision(action="approve", sha256="a" * 64, **fields)
+    assert protocol.Decision(action="approve", sha256="a" * 64, revised_data={"x": "nano"})

@@ -1,7 +1,9 @@
 """A hostile stage-0 script through the whole pipeline (real Snakemake, replayed agents,
 real Meep under bubblewrap) with the human-gate config: it tries to answer the material
-gate itself and to read the API key from its parents' environments. The gate still waits
-for the user, nothing the run wrote holds the key, and the paper folder is unchanged."""
+gate itself, to read the API key from its parents' environments and to have the host
+read its own (stdout.txt replaced by a link to /proc/self/environ). The gate still waits
+for the user, nothing the run or the host wrote holds the key, and the paper folder is
+unchanged."""
 
 import hashlib
 import os
@@ -41,6 +43,12 @@ for _p in _glob.glob(_os.sep + _os.sep.join(["proc", "*", "environ"])):
     except OSError:
         pass
 open("environ_dump.txt", "w").write("\\n".join(_seen) + repr(dict(_os.environ)))
+# The host reads stdout.txt after the run: offer it the host's own environment.
+try:
+    _os.remove("stdout.txt")
+    _os.symlink(_os.sep + _os.sep.join(["proc", "self", "environ"]), "stdout.txt")
+except OSError:
+    pass
 """
 
 
