@@ -210,3 +210,22 @@ def figure_x_ranges(paper: Paper) -> dict[str, dict]:
             curves[curve.curve_id] = [min(xs), max(xs)] if xs else []
         ranges[fig.figure_id] = curves
     return ranges
+
+
+def stated_results(paper: Paper) -> dict[str, dict]:
+    """Per result (figure or table), what a comparison reads of metadata.yaml: its entry
+    and the key values naming it. As a rule's params, an edited stated value reaches the
+    comparison of whichever stage targets it (a newer metadata.yaml alone does not, past
+    the replan it also causes)."""
+    entries = {f.figure_id: f for f in paper.meta.figures} | {
+        t.table_id: t for t in paper.meta.tables
+    }
+    return {
+        rid: {
+            "entry": entry.model_dump(mode="json"),
+            "key_values": [
+                kv.model_dump(mode="json") for kv in paper.meta.key_values if kv.figure == rid
+            ],
+        }
+        for rid, entry in entries.items()
+    }

@@ -35,7 +35,7 @@ def refusal(cfg: dict) -> str:
     return str(info.value)
 
 
-@pytest.mark.parametrize("name", ["config/config.yaml", "config/demo.yaml"])
+@pytest.mark.parametrize("name", ["config/config.yaml", "config/demo.yaml", "config/gallery.yaml"])
 def test_shipped_configs_are_valid(name):
     validate(yaml.safe_load((REPO / name).read_text()), SCHEMA)
 

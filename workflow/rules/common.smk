@@ -18,6 +18,7 @@ from reprolab.settings import (
     figure_x_ranges,
     paper_entries,
     simulation_params,
+    stated_results,
 )
 
 # Pydantic looks up plugins in every installed package's metadata at its first model
@@ -113,9 +114,15 @@ def stage_figures(wildcards):
 
 
 def get_figure_data(wildcards):
-    """The metadata and the digitized CSVs of this stage's figures only."""
+    """The metadata, what it states of this stage's figures and tables, and the
+    digitized CSVs of its figures only."""
     paper = paper_of(wildcards)
     files = [str(paper.metadata_path)]
+    targets = set(find_stage(wildcards).target_figures) | set(stage_figures(wildcards))
+    files += [
+        f"{OUT}/{wildcards.paper}/.inputs/{r}.stated.json"
+        for r in sorted(targets & set(paper.result_ids()))
+    ]
     for fig_id in stage_figures(wildcards):
         curves = paper.figure(fig_id).curves  # a curve without data is compared by eye
         files += [str(paper.folder / c.digitized) for c in curves if c.digitized]

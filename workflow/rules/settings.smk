@@ -61,6 +61,21 @@ rule figure_image:
         "../scripts/write_setting.py"
 
 
+rule stated_result:
+    output:
+        stated=f"{PAPER_OUT}/.inputs/{{figure}}.stated.json",
+    log:
+        f"{PAPER_OUT}/logs/settings/{{figure}}.stated.log",
+    localrule: True
+    params:
+        # What the comparison reads of metadata.yaml for one figure or table (a table's
+        # stated values, key values): an edit reruns the judgement of the stage that
+        # targets it, and nothing else.
+        value=lambda wildcards: stated_results(paper_of(wildcards))[wildcards.figure],
+    script:
+        "../scripts/write_setting.py"
+
+
 rule stage_inputs:
     input:
         plan=get_plan_kept,
