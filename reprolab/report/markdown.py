@@ -12,7 +12,7 @@ from pathlib import Path
 from agents.ledger import summarize
 from reprolab.fileio import read_json
 from reprolab.physics import thresholds as th
-from reprolab.report import prose
+from reprolab.report import prose, why
 from reprolab.report.fmt import classification_tally, table_header
 from reprolab.report.security import sandbox_row
 
@@ -279,14 +279,21 @@ def key_value_table(fig: dict) -> list[str]:
     return md
 
 
+def _classes_text(classes) -> str:
+    """A curve's class per metric as words (never a Python dict in a cell)."""
+    if isinstance(classes, dict):
+        return ", ".join(f"{k}: {v}" for k, v in classes.items()) or "–"
+    return str(classes) if classes else "–"
+
+
 def _curve_metrics_row(curve: dict) -> str:
     if "error" in curve:
         return f"| {curve['curve_id']} | – | – | – | – | FAILURE: {curve['error']} |"
+    classes = _classes_text(curve.get("classes"))
     if curve.get("qualitative"):  # no digitized data: the figure is compared by eye
-        return f"| {curve['curve_id']} | – | – | – | – | {curve['classes']} (qualitative) |"
+        return f"| {curve['curve_id']} | – | – | – | – | {classes} (qualitative) |"
     feats = curve["features"]
     matched = sum(1 for f in feats if f["x_sim"] is not None)
-    classes = ", ".join(f"{k}: {v}" for k, v in curve["classes"].items())
     return (
         f"| {curve['curve_id']} | {_fmt(curve['rms_abs'])} | {_fmt(curve['max_abs'])} | "
         f"{_fmt(curve['metrics']['feature_shift_rel'], '%')} | "
@@ -321,6 +328,7 @@ def figure_section(
         *images,
         "",
         *curve_metrics_table(fig),
+        *why.why_lines(fig),
         *feature_table(fig),
         *key_value_table(fig),
     ]
@@ -373,7 +381,8 @@ def discrepancies_section(analyses: dict, comparisons: dict | None = None) -> li
     rows = []
     for stage_id, a in analyses.items():
         comparison = (comparisons or {}).get(stage_id) or {"figures": []}
-        audit = claims.audit_analysis(a, comparison) if comparisons is not None else None
+        given = prose.given_of(prose.stage_dir_of(comparison))
+        audit = claims.audit_analysis(a, comparison, given) if comparisons is not None else None
         for i, d in enumerate(a["discrepancies"]):
             section = prose.section_of(audit, f"discrepancy:{i}")
             text = prose.render(f"{d['description']} Likely cause: {d['likely_cause']}", section)
@@ -384,10 +393,11 @@ def discrepancies_section(analyses: dict, comparisons: dict | None = None) -> li
     return [*md, *header, *rows, ""]
 
 
-def _stage_conclusion(verdict: dict, comparison: dict) -> str:
+def _stage_conclusion(verdict: dict, comparison: dict, overall: str | None = None) -> str:
     if verdict["status"] == "blocked":
         return f"- `{verdict['stage_id']}`: not run, blocked ({verdict['reason']})."
-    said = prose.supervisor_text(verdict["supervisor"]["output"], comparison, verdict["status"])
+    output = verdict["supervisor"]["output"]
+    said = prose.supervisor_text(output, comparison, verdict["status"], overall)
     return (
         f"- `{verdict['stage_id']}`: **{verdict['status']}** ({verdict['reason']}). "
         f"Supervisor ({verdict['supervisor_verdict']}): {said}"
@@ -443,7 +453,10 @@ def conclusions_section(verdicts: list[dict], figure_rows: list[tuple]) -> list[
         "it and struck through where the code contradicts it.",
         "",
         *paper_end_banner(verdicts)[:2],
-        *(_stage_conclusion(v, by_stage.get(v["stage_id"], {"figures": []})) for v in verdicts),
+        *(
+            _stage_conclusion(v, by_stage.get(v["stage_id"], {"figures": []}), overall)
+            for v in verdicts
+        ),
         "",
     ]
 
@@ -466,6 +479,19 @@ def _value(v) -> str:
     return _fmt(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else "–"
 
 
+def _check_note(x: dict) -> str:
+    """A check not passed, with what it found: a failure always says what failed (its
+    detail beside its threshold), a warning its threshold or detail."""
+    detail = " ".join((x.get("detail") or "").split()).replace("|", "\\|")
+    threshold = x.get("threshold") or ""
+    if x["status"] == "fail" and detail:
+        why = f"{detail[:200]}" + (f"; limit {threshold}" if threshold else "")
+    else:
+        why = threshold or detail[:80]
+    excused = f", excused by {x['excused_by']}" if x.get("excused_by") else ""
+    return f"**{x['status']}** `{x['name']}` = {_value(x['value'])} ({why}){excused}"
+
+
 def checks_section(checks_by_stage: dict, out_dir: Path) -> list[str]:
     """Every stage's deterministic checks: verdict, and each check not passed with its
     number and threshold (docs/checks.md)."""
@@ -476,12 +502,7 @@ def checks_section(checks_by_stage: dict, out_dir: Path) -> list[str]:
     for sid, c in checks_by_stage.items():
         bad = [x for x in c["checks"] if x["status"] != "pass"]
         passed = len(c["checks"]) - len(bad)
-        notes = "; ".join(
-            f"**{x['status']}** `{x['name']}` = {_value(x['value'])} "
-            f"({x['threshold'] or x['detail'][:80]})"
-            + (f", excused by {x['excused_by']}" if x.get("excused_by") else "")
-            for x in bad
-        )
+        notes = "; ".join(_check_note(x) for x in bad)
         if c.get("diagnosis"):
             notes += f"; diagnosis: {_rel(c['diagnosis'], out_dir)}"
         md.append(f"| {sid} | {c['verdict']} | {passed}/{len(c['checks'])} | {notes or '–'} |")
