@@ -77,7 +77,7 @@ def design_findings(
         # A stage-0 material evaluation: no grid or PML to judge (the run's record must
         # show no simulation: built:no_simulation).
         return []
-    findings = []
+    findings = [declared_dimensions_finding(design)] if design.get("materials") else []
     f_lo, f_hi = band if band else source_band(design)
     lam_min, lam_max = 1 / f_hi, 1 / f_lo  # in units of a
     res = design["resolution"]
@@ -119,6 +119,31 @@ def design_findings(
         )
     )
     return findings
+
+
+def declared_dimensions_finding(design: dict) -> Check:
+    """A simulated structure (a design that names materials) must declare its
+    dimensions: the run-time record checks each against what Meep built
+    (`built:geometry_as_declared`), so a design that declares none would leave a wrong
+    thickness or radius unseen."""
+    declared = design.get("declared_dimensions") or []
+    if declared:
+        names = ", ".join(f"{d['name']} {d['value']:g}" for d in declared[:6])
+        return Check(
+            "declared_dimensions",
+            "pass",
+            f"{len(declared)} declared (units of a): {names}",
+            len(declared),
+        )
+    return Check(
+        "declared_dimensions",
+        "fail",
+        "the design names materials but declares no dimension: list every dimension the "
+        "stage's structure has (thickness, width, radius, period; in units of a) in "
+        "`declared_dimensions`, so that the run-time record can check what Meep built",
+        0,
+        "fail when none is declared",
+    )
 
 
 def problems(findings: list[Check]) -> list[str]:
