@@ -251,15 +251,22 @@ def test_change_priority_only_among_stages_whose_dependencies_are_met(tmp_path):
     record = eligibility.change_priority(
         tmp_path, BRANCHED, stage1, "completed_success", ["stage4_rod", S2, S0, "stage9_x"]
     )
-    # stage2 waits for stage4 too (validation hierarchy: arrays after every single structure)
-    assert record["order"] == ["stage4_rod"]
+    # stage2 waits only for what it uses (stage1 and the materials), not for stage4
+    assert record["order"] == ["stage4_rod", S2]
     refused = " | ".join(record["refused"])
-    assert "stage2_mirror: its dependency stage4_rod has not completed" in refused
     assert "stage0_mat: already run" in refused and "stage9_x: not a stage" in refused
-    assert eligibility.priority_of(tmp_path, "stage4_rod") == 1
-    assert eligibility.priority_of(tmp_path, S2) == 0
-    # a failed current stage is no met dependency: nothing accepted, nothing written
+    assert eligibility.priority_of(tmp_path, "stage4_rod") == 2
+    assert eligibility.priority_of(tmp_path, S2) == 1
+    # a stage it uses that has not completed is refused
     (tmp_path / eligibility.PRIORITY_FILE).unlink()
+    record = eligibility.change_priority(
+        tmp_path, BRANCHED, BRANCHED.stages[2], "completed_success", [S2]
+    )
+    assert record["refused"] == [
+        "stage2_mirror: its dependency stage1_slab has not completed (not run)"
+    ]
+    # a failed current stage is no met dependency: nothing accepted, nothing written
+    (tmp_path / eligibility.PRIORITY_FILE).unlink(missing_ok=True)
     record = eligibility.change_priority(
         tmp_path, LINEAR, LINEAR.stages[1], "completed_failed", [S2]
     )
