@@ -110,6 +110,18 @@ def test_the_example_itself_renders_with_every_number_checked(example, tmp_path)
     assert "Figures reproduced (SUCCESS only) | 1 of 4" in md
 
 
+def test_the_clean_report_marks_nothing_and_strikes_nothing(example):
+    """The example's own report, as the pipeline wrote it: no number marked unchecked
+    (the design's n = 2.10 is the set-up's, not a claim), no note, nothing struck, no
+    figure below SUCCESS; its HTML holds no literal strike marks."""
+    md = (example / "REPRODUCTION_REPORT_silica_bragg_2026.md").read_text()
+    assert "[unchecked]" not in md and "unchecked:" not in md
+    assert "~~" not in md and "Contradicted" not in md
+    assert "PARTIAL" not in md.split("## 4. Summary Table")[1].split("Classification")[0]
+    html = (example / "REPRODUCTION_REPORT_silica_bragg_2026.html").read_text()
+    assert "~~" not in html
+
+
 def shift_3_percent(data: Path) -> None:
     edit_csv(data / "fig3_R.csv", "wavelength_um", lambda x: 1.03 * x)
 
