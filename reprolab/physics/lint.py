@@ -66,9 +66,13 @@ def source_band(design: dict) -> tuple[float, float]:
 
 
 def design_findings(
-    design: dict, materials: list[dict], band: tuple[float, float] | None = None
+    design: dict,
+    materials: list[dict],
+    band: tuple[float, float] | None = None,
+    structure: bool = True,
 ) -> list[Check]:
-    """Resolution in pixels per wavelength and PML thickness of a design.
+    """Resolution in pixels per wavelength and PML thickness of a design, and its
+    declared dimensions when it simulates a `structure` (a material validation does not).
 
     `band` is the reported frequency band (f_min, f_max) in c/a when known (the paper
     figures' x range); otherwise the source band is used, which is conservative.
@@ -77,7 +81,8 @@ def design_findings(
         # A stage-0 material evaluation: no grid or PML to judge (the run's record must
         # show no simulation: built:no_simulation).
         return []
-    findings = [declared_dimensions_finding(design)] if design.get("materials") else []
+    has_structure = structure and design.get("materials")
+    findings = [declared_dimensions_finding(design)] if has_structure else []
     f_lo, f_hi = band if band else source_band(design)
     lam_min, lam_max = 1 / f_hi, 1 / f_lo  # in units of a
     res = design["resolution"]
