@@ -175,7 +175,9 @@ def test_wrong_variant_is_not_success_and_no_prose_stands(
     assert "Contradicted by the code's numbers" in md  # the recorded claims no longer hold
     assert unmarked_prose_left(md, analysis, fig) == []
     assert "Why FAILURE (the code's metrics):" in md
-    assert any(f"{metric} = " in line and ", set by " in line for line in md.splitlines())
+    # the metric behind it, with the feature that set it or why it was not computed
+    why = [line for line in md.splitlines() if line.startswith("- `") and metric in line]
+    assert why and all(", set by " in line or "not computed (" in line for line in why), why
     if run_edit is slab_built_thicker:  # the check's row says what failed
         assert "**fail** `built:geometry_as_declared`" in md
         assert "tantala slab thickness" in md.split("## Physics and execution checks")[1]
