@@ -39,12 +39,18 @@ class Claim(AgentModel):
 
     figure_id: str
     curve_id: str | None = None
+    """The curve; a table row's labels (`m=5`); a band diagram's `band<n>` or `gap<n>`."""
     quantity: str
     """A comparison quantity of that curve: a metric (`rms_rel`, `max_abs_rel`,
     `feature_shift_rel`, `feature_height_rel`, `feature_width_rel`), `rms_abs`,
     `max_abs`, `coverage`, or with `feature` a matched feature's `x_paper`, `x_sim`,
     `shift_rel`, `y_paper`, `y_sim`, `height_rel`, `width_paper`, `width_sim`,
-    `width_rel`."""
+    `width_rel`. Of a table (curve_id: the row's labels as `m=5` or `band=2,k=X`):
+    `<column>.stated`, `<column>.measured`, `<column>.error` (a Q's error is
+    log10(Q_run/Q_paper)), `matched.freq`. Of a band diagram: curve_id `band<n>` with
+    `rms_rel`, `max_rel`, `points`, `missing`, or `gap<n>` with `lower`, `upper`,
+    `ratio` (measured), `stated_lower`, `stated_upper`, `stated_ratio`, `lower_rel`,
+    `upper_rel`, `ratio_abs`."""
     feature: int | None = None
     """Index of the feature in the curve's `features` list (feature quantities only)."""
     value: float

@@ -25,7 +25,7 @@ from pathlib import Path
 import reprolab
 from reprolab import run_files
 from reprolab.errors import InputFileError
-from reprolab.jobs import bwrap, font_cache, limits
+from reprolab.jobs import bwrap, font_cache, limits, record_channel
 from reprolab.jobs.bwrap import MPI_PROCESS_IDENTITY
 from reprolab.jobs.failures import classify_failure, failure
 from reprolab.jobs.sandbox import SECRET_NAME, isolate_network
@@ -270,7 +270,7 @@ def run_job(job: SimulationJob) -> dict:
     stdout_path, stderr_path = workdir / "stdout.txt", workdir / "stderr.txt"
     started = time.time()
     with captured_logs(workdir) as (out, err):
-        exit_code, dog, group = launch_limited(job, cmd, box, out, err)
+        exit_code, dog, group, cmd = recorded_launch(job, cmd, box, out, err)
     runtime = round(time.time() - started, 3)
     record = {
         "command": cmd,
@@ -345,6 +345,19 @@ def _put_back_log(path: Path, fd: int) -> None:
     finally:
         os.close(out)
     os.replace(tmp, path)  # replaces a link itself, never its target
+
+
+def recorded_launch(job: SimulationJob, cmd: list[str], box, out, err):
+    """`launch_limited` with the run-time record's channel open (reprolab.jobs.
+    record_channel): the record is written beside the run folder once the job ended.
+    (exit code, watchdog, cgroup, the command as started)."""
+    channel = record_channel.RecordChannel([job.workdir])
+    cmd = record_channel.through(cmd, channel)
+    try:
+        found = launch_limited(record_channel.job_with(job, channel), cmd, box, out, err)
+    finally:
+        channel.close()
+    return (*found, cmd)
 
 
 def _clear_private_dirs(workdir: Path) -> None:

@@ -30,7 +30,7 @@ from submitit.core.utils import FailedJobError, FailedSubmissionError
 
 from reprolab import run_files, secret_env
 from reprolab.fileio import atomic_write_json
-from reprolab.jobs import bwrap, font_cache, launch, limits, submit
+from reprolab.jobs import bwrap, font_cache, launch, limits, record_channel, submit
 from reprolab.jobs.failures import classify_failure, failure
 from reprolab.jobs.launch import SimulationJob
 from reprolab.jobs.sweep_worker import CURRENT_FILE, EXIT_FILE
@@ -289,8 +289,16 @@ def _one_worker(points: list[SimulationJob], worker_dir: str, root: str) -> list
     )
     # The cap counts every folder the worker writes: its own and each point's.
     folders = [wdir, *(Path(p.workdir) for p in points)]
-    with launch.captured_logs(wdir) as (out, err):
-        exit_code, dog, group = launch.launch_limited(head, cmd, box, out, err, folders)
+    # Each point's record comes over one channel, its folder named by the worker.
+    channel = record_channel.RecordChannel([p.workdir for p in points])
+    cmd = record_channel.through(cmd, channel)
+    try:
+        with launch.captured_logs(wdir) as (out, err):
+            exit_code, dog, group = launch.launch_limited(
+                record_channel.job_with(head, channel), cmd, box, out, err, folders
+            )
+    finally:
+        channel.close()
     shutil.rmtree(bwrap.private_dirs(wdir)[0], ignore_errors=True)
     shutil.rmtree(bwrap.private_dirs(wdir)[1], ignore_errors=True)
     records = []

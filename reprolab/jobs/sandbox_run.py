@@ -2,7 +2,8 @@
 
 Started by the MPI launcher (or alone for one rank) in the stage's run
 directory. It records which MPI ranks saw each other (rank 0 writes
-`.mpi.json`: size, and rank/host/pid of every rank, gathered over MPI), installs
+`.mpi.json`: size, and rank/host/pid of every rank, gathered over MPI), opens the
+run-time record's channel to the launcher (`reprolab.physics.as_built`), installs
 the sandbox's runtime guard (`reprolab.jobs.sandbox.runtime_guard`) and runs the
 script as `__main__`.
 """
@@ -56,7 +57,7 @@ def per_run_records(workdir: str) -> None:
     """What every run records in its folder, also each point of a packed sweep worker
     (reprolab.jobs.sweep_worker): the MPI record, and what Meep built."""
     record_mpi(workdir)
-    install_as_built_recorder(workdir)  # as_built.json: the simulation Meep built, per run
+    install_as_built_recorder(workdir)  # the simulation Meep built, streamed to the launcher
 
 
 def main(argv: list[str] | None = None) -> None:

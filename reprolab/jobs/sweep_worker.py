@@ -26,6 +26,7 @@ import time
 import traceback
 
 from reprolab.jobs.sandbox_run import per_run_records
+from reprolab.physics.as_built import open_channel
 
 EXIT_FILE = ".point_exit.json"
 CURRENT_FILE = ".current_point"
@@ -126,6 +127,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     with open(args.plan, encoding="utf-8") as fh:
         points = json.load(fh)["points"]
+    open_channel()  # the record's channel, opened while the guard still allows it
     if not args.no_guard:
         from reprolab.jobs.sandbox import runtime_guard
 

@@ -6,9 +6,14 @@ point (and may be called again per sweep point with another folder). It patches
 cell's field energy and, after the run, records what was constructed (cell,
 resolution, boundary layers per side, sources, geometry with its materials and faces
 relative to the grid, symmetries, flux/DFT monitors), the stop condition, the energy
-decay reached and the Harminv modes. Rank 0 writes the record after every run, so a
-script that crashes later still leaves what it built. Reading the object Meep holds
-judges the script however it was written (named constants, `getattr`, loops).
+decay reached and the Harminv modes, and what the monitors measured as the script
+read it (`reprolab.physics.as_measured`). Rank 0 streams each finished run and each
+measured value to the launcher over the channel it opened before the script started
+(`open_channel`; the launcher's end is `reprolab.jobs.record_channel`), so a script
+that crashes later still leaves what it built, and nothing it does afterwards removes
+or rewrites what was sent; no record file is written in the run folder. Reading the
+object Meep holds judges the script however it was written (named constants,
+`getattr`, loops).
 
 What a `meep.Simulation` object holds is described as plain JSON (`structure`), in the
 simulation's process after a run: the cell, the boundary layers per side (thickness in
@@ -28,14 +33,43 @@ import math
 import os
 import sys
 
-RECORD_FILE = "as_built.json"
+from reprolab.physics import as_measured
+from reprolab.physics.record_store import CHANNEL_ENV, RECORD_FILE
 
-_STATE: dict = {"workdir": None, "record": None, "harminvs": [], "patched": False}
+__all__ = ["RECORD_FILE", "install_as_built_recorder", "open_channel"]
+
+_STATE: dict = {"workdir": None, "record": None, "harminvs": [], "patched": False, "fd": None}
+# MPI launchers' names for a process's rank: only rank 0 streams the record.
+_RANK_ENV = ("OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID")
+
+
+def open_channel() -> bool:
+    """Open the launcher's record channel (its path in REPROLAB_RECORD_CHANNEL) for
+    writing: before the script runs and before the runtime guard, which refuses writes
+    outside the run folder. False (and nothing recorded) where there is none."""
+    if _STATE["fd"] is not None:
+        return True
+    path = os.environ.get(CHANNEL_ENV)
+    rank = next((os.environ[k] for k in _RANK_ENV if os.environ.get(k)), "0")
+    if not path or rank != "0":
+        return False
+    try:
+        # Non-blocking open: no reader means no record, never a hang.
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        os.set_blocking(fd, True)
+    except OSError as exc:
+        print(f"[reprolab] no record channel at {path}: {exc}", file=sys.stderr)
+        return False
+    _STATE["fd"] = fd
+    return True
 
 
 def install_as_built_recorder(workdir: str) -> None:
-    """Record into `<workdir>/as_built.json` every simulation this process runs."""
+    """Record every simulation this process runs as `workdir`'s (sent to the launcher)."""
     _STATE.update(workdir=str(workdir), record={"version": 1, "simulations": []}, harminvs=[])
+    _STATE["sent"] = {}
+    if open_channel():
+        _send({"event": "begin", "workdir": os.path.abspath(workdir)})
     if "meep" in sys.modules:
         _patch(sys.modules["meep"])
     elif not any(isinstance(f, _MeepFinder) for f in sys.meta_path):
@@ -82,6 +116,7 @@ def _patch(mp) -> None:
             _record_run(mp, self, stop, sampler, monitors_before)
         except Exception as exc:  # noqa: BLE001 - the record must never break a run
             _STATE["record"].setdefault("errors", []).append(f"{type(exc).__name__}: {exc}")
+        as_measured.after_run(self, _report_measured)
         _write()
         return out
 
@@ -106,6 +141,7 @@ def _patch(mp) -> None:
         _STATE["harminvs"].append(self)
 
     mp.Harminv.__init__ = harminv_init
+    as_measured.patch(mp, _report_measured, _freqs_of)
 
 
 def _monitor_wrapper(method, kind):
@@ -123,6 +159,7 @@ def _monitor_wrapper(method, kind):
         if not hasattr(self, "_reprolab_monitors"):
             self._reprolab_monitors = []
         self._reprolab_monitors.append(entry)
+        as_measured.tag(obj, self, len(self._reprolab_monitors) - 1)
         return obj
 
     return add
@@ -217,9 +254,9 @@ def _jsonable(v):
 
 def _record_run(mp, sim, stop: dict, sampler: _EnergySampler, monitors_before: int) -> None:
     sims = _STATE["record"]["simulations"]
-    entry = next((s for s in sims if s["_id"] == id(sim)), None)
+    entry = next((s for s in sims if s["_id"] == _key(sim)), None)
     if entry is None:
-        entry = {"_id": id(sim), "index": len(sims), "runs": []}
+        entry = {"_id": _key(sim), "index": len(sims), "runs": []}
         sims.append(entry)
     entry.update(structure(mp, sim, getattr(sim, "_reprolab_monitors", [])))
     modes = [harminv(h) for h in _STATE["harminvs"] if getattr(h, "modes", None)]
@@ -253,18 +290,67 @@ def _is_master() -> bool:
         return True
 
 
-def _write() -> None:
-    record, workdir = _STATE.get("record"), _STATE.get("workdir")
-    if not record or not record["simulations"] or not workdir or not _is_master():
+def _key(sim) -> int:
+    """A simulation's own number (an id() is reused once the object is freed)."""
+    if getattr(sim, "_reprolab_key", None) is None:
+        _STATE["serial"] = _STATE.get("serial", 0) + 1
+        sim._reprolab_key = _STATE["serial"]
+    return sim._reprolab_key
+
+
+def _report_measured(sim, values: list[dict]) -> None:
+    """Values a monitor of `sim` measured, attached to its entry and sent."""
+    record = _STATE.get("record")
+    sims = record["simulations"] if record else []
+    entry = next((s for s in sims if s["_id"] == getattr(sim, "_reprolab_key", None)), None)
+    if entry is None:
+        return  # read before any run: nothing was measured
+    kept = entry.setdefault("measured", [])
+    for v in values:
+        if not any(_same_reading(v, k) for k in kept):
+            kept.append(v)
+    _write()
+
+
+def _same_reading(a: dict, b: dict) -> bool:
+    keys = ("kind", "monitor", "sim_time", "freq_index", "component")
+    return all(a.get(k) == b.get(k) for k in keys)
+
+
+def _send(event: dict) -> None:
+    fd = _STATE.get("fd")
+    if fd is None:
         return
-    path = os.path.join(workdir, RECORD_FILE)
-    tmp = path + ".tmp"
+    data = (json.dumps(event, default=str) + "\n").encode()
     try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(record, fh, indent=1, default=str)
-        os.replace(tmp, path)
-    except OSError as exc:  # a full disk must not turn a finished run into a crash
-        print(f"[reprolab] could not write {path}: {exc}", file=sys.stderr)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    except OSError as exc:  # the launcher is gone: the run goes on unrecorded
+        print(f"[reprolab] record channel closed: {exc}", file=sys.stderr)
+        _STATE["fd"] = None
+
+
+def _write() -> None:
+    """Send what the record gained since the last call: runs, measured values, errors."""
+    record = _STATE.get("record")
+    if not record or not record["simulations"] or not _is_master():
+        return
+    sent = _STATE.setdefault("sent", {})
+    for entry in record["simulations"]:
+        runs, measured = sent.get(entry["_id"], (0, 0))
+        if len(entry["runs"]) > runs:
+            fields = {k: v for k, v in entry.items() if k not in ("runs", "measured")}
+            new = entry["runs"][runs:]
+            _send({"event": "run", "sim": entry["_id"], "fields": fields, "runs": new})
+        values = entry.get("measured", [])
+        if len(values) > measured:
+            _send({"event": "measured", "sim": entry["_id"], "values": values[measured:]})
+        sent[entry["_id"]] = (len(entry["runs"]), len(values))
+    errors = record.get("errors", [])
+    for text in errors[sent.get("errors", 0) :]:
+        _send({"event": "error", "text": text})
+    sent["errors"] = len(errors)
 
 
 # What a Simulation object holds, as plain JSON.

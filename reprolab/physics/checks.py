@@ -374,12 +374,15 @@ def run_checks(
     *,
     design: dict | None = None,
     static: list[Check] | None = None,
+    paper: dict | None = None,
 ) -> dict:
     """All run-time checks of one stage's run; `static` are the lint's findings on the
     design and code, recorded alongside so that checks.json holds every number.
 
     `design` (the SimulationDesign as a dict) enables the source-band check; its optional
     `symmetric_outputs` ([[column_a, column_b], ...]) declares mirror-symmetric outputs.
+    `paper` ({(figure_id, curve_id): (x, y)}, the digitized curves in the outputs' x
+    units) lets the trace tell an output that repeats the paper's data.
     """
     checks: list[Check] = list(static or [])
     code = record["exit_code"]
@@ -417,6 +420,7 @@ def run_checks(
 
     checks.extend(unsafe_file_checks(workdir, list(expected_outputs)))
     checks, lossless = _with_record(checks, workdir, design, lossless)
+    checks.extend(_traced(workdir, design, paper))
     conservation = (design or {}).get("conservation")
     symmetric_pairs = (design or {}).get("symmetric_outputs", [])
     for name in expected_outputs:
@@ -459,9 +463,19 @@ def _with_record(
 
     built = rc.load_record(workdir)
     if not built:
-        return checks, lossless
+        from reprolab.physics.trace import record_missing_check
+
+        missing = record_missing_check(design)
+        return checks + ([missing] if missing else []), lossless
     judged = rc.record_checks(built, design)
     return rc.defer_static(checks, judged) + judged, rc.lossless(built)
+
+
+def _traced(workdir: Path, design: dict | None, paper: dict | None) -> list[Check]:
+    """Each figure output against what the monitors measured (reprolab.physics.trace)."""
+    from reprolab.physics.trace import trace_checks
+
+    return trace_checks(workdir, design, paper)
 
 
 def summarise(checks: list[Check], lossless: bool, log: str = "") -> dict:

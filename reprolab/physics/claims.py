@@ -270,7 +270,11 @@ def problems(audit: dict) -> list[str]:
             out.append(
                 f"claim {c['figure_id']}/{c.get('curve_id')} '{c['quantity']}' names no "
                 f"computed quantity (valid: a metric, rms_abs, max_abs, coverage, or a "
-                f"feature's {', '.join(FEATURE_QUANTITIES)} with its index)"
+                f"feature's {', '.join(FEATURE_QUANTITIES)} with its index; of a table, "
+                "curve_id the row's labels `m=5` and quantity `<column>.stated|measured|"
+                "error`; of a band diagram, curve_id `band<n>` with rms_rel, max_rel, "
+                "points, missing, or `gap<n>` with lower, upper, ratio, stated_lower, "
+                "stated_upper, stated_ratio, lower_rel, upper_rel, ratio_abs)"
             )
         elif c["status"] == "contradicted":
             out.append(

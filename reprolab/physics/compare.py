@@ -11,6 +11,7 @@ import re
 from typing import TYPE_CHECKING
 
 from reprolab import units
+from reprolab.physics import bands, modes
 from reprolab.physics import thresholds as th
 
 # numpy is imported where curves are compared: a step that only reads comparison numbers
@@ -272,6 +273,9 @@ def recompute_comparison(comparison: dict, curves: dict) -> list[str]:
     """
     mismatches = []
     for fig in comparison["figures"]:
+        if fig.get("kind") in MODE_KINDS:
+            mismatches += recheck_mode_entry(fig)
+            continue
         classes = []
         for curve in fig["curves"]:
             key = (fig["figure_id"], curve["curve_id"])
@@ -336,10 +340,78 @@ def recompute_comparison(comparison: dict, curves: dict) -> list[str]:
     return mismatches
 
 
+# Entries of results about modes (compared from the Harminv record, not from curves).
+MODE_KINDS = ("table", "band_diagram")
+# The band of each measure of a table value (`other`: not classified).
+MEASURE_BANDS = {
+    "mode_frequency": th.MODE_FREQUENCY,
+    "mode_wavelength": th.MODE_FREQUENCY,
+    "quality_factor": th.QUALITY_FACTOR,
+    "linewidth": th.LINEWIDTH,
+    "splitting": th.SPLITTING,
+    "gap_lower": th.GAP_EDGE,
+    "gap_upper": th.GAP_EDGE,
+    "gap_midgap_ratio": th.GAP_MIDGAP_RATIO,
+}
+
+
+def recheck_mode_entry(fig: dict) -> list[str]:
+    """A table or band diagram entry's classes against its own stored errors (the record
+    itself is recomputed by the comparison step): each value's or band's class from its
+    error and the thresholds, the entry's classification the worst of them."""
+    where, out, classes = fig["figure_id"], [], []
+    if fig.get("error"):
+        classes.append("FAILURE")
+    for row in fig.get("rows", []):
+        for v in row["values"]:
+            band, error = MEASURE_BANDS.get(v["measure"]), v.get("error")
+            if v.get("class") is None:
+                continue
+            fresh = v["class"]
+            if band is not None and error is not None and v["status"] != "above_measurable":
+                fresh = th.classify_value(band, abs(error))
+                if fresh != v["class"]:
+                    out.append(
+                        f"{where}: {v['name']} of {row['labels']} stored {v['class']}, "
+                        f"its error {error:.4g} gives {fresh}"
+                    )
+            if v["status"] == "missing" and v["class"] != "FAILURE":
+                out.append(f"{where}: {v['name']} of {row['labels']} is missing but {v['class']}")
+                fresh = "FAILURE"
+            classes.append(fresh)
+    for b in fig.get("bands", []):
+        if b["band"] is None:
+            classes.append(b["class"])
+            continue
+        fresh = bands.band_class(b["rms_rel"], b["max_rel"], b["points"], b["missing"])
+        classes.append(fresh)
+        if fresh != b["class"]:
+            out.append(f"{where}: band {b['band']} stored {b['class']}, recomputed {fresh}")
+    classes += [g["class"] for g in fig.get("gaps", [])]
+    classes += [kv["class"] for kv in fig.get("key_values", []) if kv.get("class")]
+    expected = th.worst(classes) if classes else fig.get("classification")
+    if fig.get("kind") == "band_diagram" and not fig.get("bands"):
+        expected = "FAILURE"
+    if classes and fig.get("kind") == "table" and not fig.get("rows"):
+        expected = "FAILURE"
+    if fig.get("classification") != expected:
+        out.append(
+            f"{where}: classification stored {fig.get('classification')}, recomputed {expected}"
+        )
+    return out
+
+
 def comparison_numbers(comparison: dict) -> dict[str, float]:
     """Every number a narrative may cite, by name (fractions also as percentages)."""
     numbers: dict[str, float] = {}
     for fig in comparison["figures"]:
+        if fig.get("kind") in MODE_KINDS:
+            table = fig["kind"] == "table"
+            numbers.update(modes.table_numbers(fig) if table else bands.band_numbers(fig))
+            for kv in fig.get("key_values", []):  # claim: curve `key_values`, its quantity
+                if kv.get("sim") is not None:
+                    numbers[f"{fig['figure_id']}/key_values.{kv['quantity']}"] = kv["sim"]
+            continue
         for curve in fig["curves"]:
             base = f"{fig['figure_id']}/{curve['curve_id']}"
             for name in ("rms_abs", "max_abs", "coverage"):

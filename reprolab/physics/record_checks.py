@@ -1,4 +1,5 @@
-"""Checks that judge the run-time record (`as_built.json`, written by `as_built`).
+"""Checks that judge the run-time record (`as_built.json`, streamed by `as_built` to the
+launcher and written beside the run folder: `record_store.record_home`).
 
 The static lint reads the script before it runs (an early, cheap warning); these read
 the object Meep constructed, so a constant written through a name, `getattr`, a loop
@@ -16,15 +17,17 @@ from reprolab.physics import meanings
 from reprolab.physics import thresholds as th
 from reprolab.physics.boundary_checks import boundary_checks
 from reprolab.physics.check import Check
-
-RECORD_FILE = "as_built.json"
+from reprolab.physics.record_store import RECORD_FILE, record_home
 
 
 def load_record(workdir: Path) -> list[dict]:
-    """The simulations of a run (a sweep's points each have their own record)."""
+    """The simulations of a run (a sweep's points each have their own record), from the
+    launcher's record beside the run folder; an `as_built.json` in the run folder itself
+    is the script's own file and never read."""
+    home = record_home(workdir)
     sims = []
-    for path in [workdir / RECORD_FILE] + sorted(workdir.glob(f"points/*/{RECORD_FILE}")):
-        if path.is_file():
+    for path in [home / RECORD_FILE] + sorted(home.glob(f"points/*/{RECORD_FILE}")):
+        if path.is_file() and not path.is_symlink():
             try:
                 sims += json.loads(path.read_text(encoding="utf-8"))["simulations"]
             except (OSError, ValueError, KeyError):

@@ -61,6 +61,49 @@ KEY_VALUE = Band("key_value_rel", "relative error of a key value the paper state
 
 CLASSIFICATIONS = ("SUCCESS", "PARTIAL", "FAILURE")
 
+# Results about modes (tables and band diagrams), each value against the paper's.
+# A mode frequency (also a wavelength, a gap edge) relative: |f_run - f_paper| / f_paper,
+# on the scale of a curve's peak shift (a band 3 % off is PARTIAL, never SUCCESS).
+MODE_FREQUENCY = Band(
+    "mode_frequency_rel", "relative error of a mode frequency or wavelength", 0.01, 0.03
+)
+# Q on a log scale, |log10(Q_run / Q_paper)|: Harminv's Q scatters by 10-20 % at modest
+# resolution (a factor 1.2 is 0.079), while a Q off by 2 (0.301) is a different loss.
+QUALITY_FACTOR = Band("q_log10", "abs(log10(Q_run / Q_paper)) of a mode's quality factor", 0.1, 0.2)
+# A linewidth is f / Q: the same log scale as Q.
+LINEWIDTH = Band("linewidth_log10", "abs(log10(w_run / w_paper)) of a mode's linewidth", 0.1, 0.2)
+# A splitting is a small difference of two frequencies: relative to itself, looser.
+SPLITTING = Band("splitting_rel", "relative error of a mode splitting", 0.1, 0.3)
+# A gap edge (band maximum or minimum over the k path), relative like a mode frequency.
+GAP_EDGE = Band("gap_edge_rel", "relative error of a band-gap edge", 0.01, 0.03)
+# The gap-midgap ratio, absolute (a ratio 0.40 read as 0.38 is 0.02 off).
+GAP_MIDGAP_RATIO = Band(
+    "gap_midgap_abs", "absolute error of a gap-midgap ratio (as a fraction)", 0.01, 0.03
+)
+# A band of a band diagram: per point |f_run - f_paper| / max(f_paper, floor), the floor
+# BAND_FREQUENCY_FLOOR of the diagram's highest stated frequency (band 1 near Gamma
+# tends to 0, where a digitized point's own error is larger than the point).
+BAND_RMS = Band("band_rms_rel", "RMS relative error over a band's points", 0.01, 0.03)
+BAND_MAX = Band("band_max_rel", "largest relative error of a band's point", 0.02, 0.05)
+BAND_FREQUENCY_FLOOR = 0.1
+# A stated mode or band point with no measured mode within this relative frequency is
+# `missing` (a mode 10 % away is another mode), and two stated bands within
+# MODE_FREQUENCY.acceptable of each other at one k are degenerate there.
+MODE_MATCH_REL = 0.1
+# A band with more than this fraction of its points missing is FAILURE (fewer: PARTIAL
+# at best: a missing mode is never SUCCESS).
+BAND_MISSING_FAILURE = 0.25
+MODE_BANDS = (
+    MODE_FREQUENCY,
+    QUALITY_FACTOR,
+    LINEWIDTH,
+    SPLITTING,
+    GAP_EDGE,
+    GAP_MIDGAP_RATIO,
+    BAND_RMS,
+    BAND_MAX,
+)
+
 
 def classify_value(band: Band, value: float | None) -> str:
     if value is None:
@@ -85,12 +128,15 @@ def format_thresholds_table() -> str:
         "| metric | meaning | SUCCESS ≤ | PARTIAL ≤ | otherwise |",
         "|---|---|---|---|---|",
     ]
-    for b in (*DISCREPANCY_THRESHOLDS, KEY_VALUE):
+    for b in (*DISCREPANCY_THRESHOLDS, KEY_VALUE, *MODE_BANDS):
         rows.append(
             f"| `{b.metric}` | {b.description} | {b.acceptable:g} | {b.investigate:g} | FAILURE |"
         )
     rows.append("")
-    rows.append("A figure's classification is the worst over its metrics and curves.")
+    rows.append(
+        "A figure's classification is the worst over its metrics and curves; a table's "
+        "the worst over its values; a stated mode the run did not find is FAILURE."
+    )
     return "\n".join(rows)
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from agents.ledger import summarize
 from reprolab.fileio import read_json
 from reprolab.physics import thresholds as th
+from reprolab.report import modes as modes_report
 from reprolab.report import prose, why
 from reprolab.report.fmt import classification_tally, table_header
 from reprolab.report.security import sandbox_row
@@ -98,14 +99,15 @@ def side_by_side(fig_id, paper_img: Path, own: Path | None, fig: dict, out_dir: 
                 f"![{fig_id} reproduced]({_rel(own, out_dir)})",
             )
         )
-    cols.append(
-        (
-            "reproduced field map (the paper's axes and colour scale)"
-            if fig.get("field_map")
-            else "overlay on the paper's digitized data",
-            f"![{fig_id} overlay]({_rel(fig['overlay'], out_dir)})",
+    if fig.get("overlay"):  # a result that could not be compared has none
+        cols.append(
+            (
+                "reproduced field map (the paper's axes and colour scale)"
+                if fig.get("field_map")
+                else "overlay on the paper's digitized data",
+                f"![{fig_id} overlay]({_rel(fig['overlay'], out_dir)})",
+            )
         )
-    )
     return [*table_header(*(c[0] for c in cols)), "| " + " | ".join(c[1] for c in cols) + " |"]
 
 
@@ -327,10 +329,16 @@ def figure_section(
         "",
         *images,
         "",
-        *curve_metrics_table(fig),
-        *why.why_lines(fig),
-        *feature_table(fig),
-        *key_value_table(fig),
+        *(
+            modes_report.mode_tables(fig)
+            if fig.get("kind") in modes_report.MODE_KINDS
+            else [
+                *curve_metrics_table(fig),
+                *why.why_lines(fig),
+                *feature_table(fig),
+                *key_value_table(fig),
+            ]
+        ),
     ]
     if narrative:
         audit = prose.stage_audit(Path(fig["overlay"]).parent) if fig.get("overlay") else None
@@ -366,6 +374,8 @@ def summary_table(figure_rows: list[tuple]) -> list[str]:
             _fmt(_worst_metric(metrics, key), "%")
             for key in ("rms_rel", "max_abs_rel", "feature_shift_rel")
         )
+        if fig.get("kind") in modes_report.MODE_KINDS:
+            worst = modes_report.summary_cells(fig)
         qual = " (qualitative: compared visually, no digitized data)" * bool(fig.get("qualitative"))
         md.append(f"| {fig_id} | {stage_id} | **{fig['classification']}**{qual} | {worst} |")
     md += ["", "Classification thresholds (canonical, `reprolab/physics/thresholds.py`):", ""]

@@ -100,6 +100,89 @@ def reproduction(paper: Paper, figure_id: str, curves: dict, out_png: str | Path
     return save_figure(fig, out_png)
 
 
+def band_overlay(paper: Paper, entry: dict, out_png: str | Path) -> str:
+    """A band diagram: the paper's digitized omega(k) (points) and the run's modes
+    (crosses, per band) on the labelled k path, symmetry points ticked, the stated gaps
+    shaded and the measured ones outlined, missing modes circled."""
+    fig_meta = paper.figure(entry["figure_id"])
+    fig, ax = plt.subplots(figsize=(6, 4.5), dpi=100)
+    stated = paper.band_points(entry["figure_id"])
+    ax.plot([p[0] for p in stated], [p[1] for p in stated], "o", ms=3, color="0.4", alpha=0.6)
+    ax.plot([], [], "o", ms=3, color="0.4", label="paper (digitized)")
+    by_band: dict[int, list] = {}
+    for m in entry.get("measured", []):
+        by_band.setdefault(m["band"], []).append((m["k_path"], m["freq"]))
+    for i, (band, pts) in enumerate(sorted(by_band.items())):
+        ax.plot(
+            *zip(*pts, strict=True), "x", ms=6, mew=1.5, color=f"C{i}", label=f"run: band {band}"
+        )
+    lost = entry.get("missing", [])
+    if lost:
+        ax.plot(
+            [p["k_path"] for p in lost],
+            [p["stated"] for p in lost],
+            "o",
+            ms=11,
+            mfc="none",
+            mec="red",
+            label="missing in the run",
+        )
+    for gap in entry.get("gaps", []):
+        st, me = gap["stated"], gap.get("measured")
+        if st.get("lower") is not None and st.get("upper") is not None:
+            ax.axhspan(st["lower"], st["upper"], color="gold", alpha=0.25)
+        if me and me["upper"] > me["lower"]:
+            ax.axhspan(me["lower"], me["upper"], fill=False, hatch="//", ec="C1", lw=0)
+    ticks = entry.get("k_path_labels", [])
+    ax.set_xticks([t[0] for t in ticks], [t[1] for t in ticks])
+    for t in ticks:
+        ax.axvline(t[0], color="0.85", lw=0.8, zorder=0)
+    if ticks:
+        ax.set_xlim(ticks[0][0], ticks[-1][0])
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel(fig_meta.x_axis.label)
+    ax.set_ylabel(fig_meta.y_axes.left.label)
+    ax.set_title(
+        f"{entry['figure_id']}: {entry['classification']} (gaps: stated shaded, run hatched)",
+        fontsize=9,
+    )
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return save_figure(fig, out_png)
+
+
+def table_overlay(entry: dict, out_png: str | Path) -> str:
+    """A table: each stated value against the run's, one panel per measure (Q and
+    linewidth on log axes), y = x drawn; missing and above-measurable values marked."""
+    panels: dict[str, list] = {}
+    for row in entry.get("rows", []):
+        for v in row["values"]:
+            if isinstance(v.get("stated"), (int, float)):
+                panels.setdefault(v["measure"], []).append(v)
+    fig, axes = plt.subplots(
+        1, max(len(panels), 1), figsize=(4 * max(len(panels), 1), 3.6), dpi=100
+    )
+    axes = [axes] if not hasattr(axes, "__len__") else list(axes)
+    for ax, (measure, values) in zip(axes, panels.items(), strict=False):
+        got = [v for v in values if isinstance(v.get("measured"), (int, float))]
+        ax.plot([v["stated"] for v in got], [v["measured"] for v in got], "o", color="C0")
+        lo_hi = [v["stated"] for v in values] + [v["measured"] for v in got]
+        lo, hi = min(lo_hi), max(lo_hi)
+        ax.plot([lo, hi], [lo, hi], "-", color="0.6", lw=0.8)
+        for v in values:
+            if v not in got:
+                ax.axvline(v["stated"], color="red", ls=":", lw=1)
+        if measure in ("quality_factor", "linewidth") and lo > 0:
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+        unit = values[0].get("unit") or ""
+        ax.set_xlabel(f"paper: {measure} ({unit})")
+        ax.set_ylabel("run (red line: not measured)")
+    axes[0].set_title(f"{entry['figure_id']}: {entry['classification']}", fontsize=9)
+    fig.tight_layout()
+    return save_figure(fig, out_png)
+
+
 def save_figure(fig, out_png: str | Path) -> str:
     buf = io.BytesIO()
     fig.savefig(buf, format="png")

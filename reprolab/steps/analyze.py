@@ -30,6 +30,7 @@ from reprolab.events import log_event
 from reprolab.fileio import read_json
 from reprolab.physics import checks as checks_mod
 from reprolab.physics import claims, compare
+from reprolab.steps import mode_results
 from reprolab.steps.blocking import passed_on_block
 
 
@@ -112,9 +113,10 @@ def analyze_stage(
     comparison = compared.to_json()  # what the claims' audit and the agents read
     stage = plan_stage(load_plan(plan_path), compared.stage_id)
     stage_dir = Path(out_analysis).parent
-    figures = [run.paper.figure(f).model_dump() for f in stage.target_figures]
-    images = [run.paper.folder / run.paper.figure(f).image for f in stage.target_figures]
-    images += [f["overlay"] for f in compared.figures]
+    figures = [mode_results.result_meta(run.paper, f) for f in stage.target_figures]
+    images = [mode_results.result_image(run.paper, f) for f in stage.target_figures]
+    images = [p for p in images if p is not None]  # a table has no image
+    images += [f["overlay"] for f in compared.figures if f.get("overlay")]
     ask = functools.partial(
         call_agent,
         stage_id=stage.stage_id,

@@ -32,7 +32,23 @@ def checks_for(
         lossless,
         design=design_art.output_json(),
         static=static_findings(design, mats, code.code, run),
+        paper=paper_curves(run, design),
     )
+
+
+def paper_curves(run, design) -> dict:
+    """The digitized curves the design's figure outputs reproduce, in their x units
+    (the trace refuses an output that repeats one); those without data are left out."""
+    out = {}
+    paper = getattr(run, "paper", None)
+    for fo in design.figure_outputs if paper is not None else []:
+        try:
+            out[(fo.figure_id, fo.curve_id)] = paper.curve_data(
+                fo.figure_id, fo.curve_id, fo.x_column
+            )
+        except Exception:  # noqa: BLE001 - an unreadable curve is the comparison's to report
+            continue
+    return out
 
 
 def run_checks(run, result_path, code_json, design_path, out_checks) -> None:

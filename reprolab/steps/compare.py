@@ -9,7 +9,7 @@ from reprolab.errors import InputFileError
 from reprolab.physics import checks as checks_mod
 from reprolab.physics import compare
 from reprolab.physics import thresholds as th
-from reprolab.steps import eligibility, visual
+from reprolab.steps import eligibility, mode_results, visual
 
 
 def compare_stage(run, design_path, checks_path, out_comparison) -> None:
@@ -23,7 +23,10 @@ def compare_stage(run, design_path, checks_path, out_comparison) -> None:
     stage_dir = Path(out_comparison).parent
     checks = load_checks(checks_path)
     figures = {}
+    from_record = mode_results.mode_result_ids(design)  # compared from the Harminv record
     for fo in design.figure_outputs:
+        if fo.figure_id in from_record:
+            continue
         fig = figures.setdefault(fo.figure_id, {"figure_id": fo.figure_id, "curves": []})
         if visual.visual_curve(run, fo, fig, stage_dir):  # no digitized data: by eye
             continue
@@ -60,12 +63,14 @@ def compare_stage(run, design_path, checks_path, out_comparison) -> None:
         fig["overlay"] = draw(run.paper, fig, stage_dir / f"overlay_{fig['figure_id']}.png")
         for curve in fig["curves"]:
             curve.pop("sim", None)
+    from_modes = mode_results.compare_mode_results(run, design, stage_dir)
     write_comparison(
         out_comparison,
         Comparison(
             stage_id=design.stage_id,
             checks_verdict=checks.verdict,
-            figures=list(figures.values()),
-            thresholds=[b.__dict__ for b in th.DISCREPANCY_THRESHOLDS],
+            figures=[*figures.values(), *from_modes],
+            thresholds=[b.__dict__ for b in th.DISCREPANCY_THRESHOLDS]
+            + [b.__dict__ for b in th.MODE_BANDS] * bool(from_modes),
         ),
     )

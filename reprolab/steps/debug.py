@@ -142,18 +142,15 @@ _AXIS = {"x": 0, "y": 1, "z": 2, "r": 0}  # a cylindrical record names r (index 
 def as_built_simulation(run_dir: Path) -> dict | None:
     """The last simulation Meep built in a run (the scattering run after a normalisation
     run), from the run-time record; a sweep's first point where the stage swept."""
-    from reprolab.physics.as_built import RECORD_FILE
+    from reprolab.physics.record_store import RECORD_FILE, record_home
 
-    for rel in [RECORD_FILE, *(f"{p}/{RECORD_FILE}" for p in run_files.point_folders(run_dir))]:
-        try:
-            record = run_files.read_run_json(run_dir, rel)
-        except FileNotFoundError:
-            continue
-        except (OSError, ValueError, InputFileError):
-            return None  # a record the host will not read is no record
-        sims = (record.get("simulations") if isinstance(record, dict) else None) or []
-        if sims:
-            return sims[-1]
+    home = record_home(run_dir)  # the launcher's record, never a file in the run folder
+    paths = [home / RECORD_FILE, *sorted((home / "points").glob(f"p*/{RECORD_FILE}"))]
+    for path in paths:
+        if path.is_file():
+            sims = read_json(path).get("simulations") or []
+            if sims:
+                return sims[-1]
     return None
 
 

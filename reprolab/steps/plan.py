@@ -14,6 +14,7 @@ from reprolab.fileio import atomic_write_json, atomic_write_text, read_json
 from reprolab.gates import clarify
 from reprolab.paper import Paper
 from reprolab.settings import PaperRun
+from reprolab.steps import mode_results
 
 PAPER_SCOPE = "paper"  # stage_id used for paper-level agent calls
 
@@ -24,7 +25,14 @@ def abstract_and_methods(text: str) -> str:
 
 
 def figures_summary(paper: Paper) -> list[dict]:
-    return [f.model_dump(exclude={"image"}) for f in paper.meta.figures]
+    """The paper's results a plan may target: its figures, then its tables (kind
+    `table`, their id as `figure_id`)."""
+    figures = [f.model_dump(exclude={"image"}) for f in paper.meta.figures]
+    tables = getattr(paper, "tables", None) or getattr(paper.meta, "tables", None) or []
+    return figures + [
+        mode_results.result_meta(paper, getattr(t, "table_id", None) or t["table_id"])
+        for t in (tables() if callable(tables) else tables)
+    ]
 
 
 def adapt_prompts(run: PaperRun, out_json: str | Path, out_log: str | Path) -> None:
@@ -105,7 +113,7 @@ def plan_problems(plan: PlannerOutput, paper: Paper) -> list[str]:
     if first.dependencies:
         problems.append("stage 0 cannot have dependencies")
     seen: set[str] = set()
-    figure_ids = {f.figure_id for f in paper.meta.figures}
+    figure_ids = set(mode_results.result_ids(paper))  # figures and tables
     covered: set[str] = set()
     for stage in plan.stages:
         for dep in stage.dependencies:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 from dataclasses import dataclass
@@ -42,7 +43,7 @@ from reprolab.report.markdown import (
     title_section,
 )
 from reprolab.report.security import flagged_passages_section
-from reprolab.steps import eligibility
+from reprolab.steps import eligibility, mode_results
 
 
 @dataclass(frozen=True)
@@ -140,19 +141,26 @@ def figure_comparison(
     """One figure: the paper's image copied beside the report, the simulation's own plot
     (or one drawn from its outputs when it wrote none), the overlay, metrics, narrative."""
     fig_id, stage_id, fig = row
+    narrative = analysis_narrative(records.analyses[stage_id], fig_id)
+    if fig.get("kind") == "table":  # no image in the paper: the table itself
+        table = run.paper.table(fig_id) if mode_results.is_table(run.paper, fig_id) else None
+        title = getattr(table, "title", "") or fig_id
+        overlay = fig.get("overlay")
+        rel = overlay and os.path.relpath(Path(overlay).resolve(), out_dir.resolve())
+        images = [f"![{fig_id}: paper against run]({rel})"] if overlay else []
+        return figure_section(fig_id, title, stage_id, fig, images, narrative)
     meta = run.paper.figure(fig_id)
     paper_img = assets / f"{fig_id}_paper{Path(meta.image).suffix}"
     shutil.copyfile(run.paper.folder / meta.image, paper_img)
     design = records.designs[stage_id]
     # A field map's reproduction is the map code drew on the paper's scale (the overlay).
     reproduction = None
-    if not fig.get("field_map"):
+    if not fig.get("field_map") and not fig.get("kind"):  # a band diagram: its overlay
         stage_dir = stage_dir_of(fig)
         reproduction = own_plot(design, stage_dir) or drawn_reproduction(
             run.paper, design, fig, assets
         )
     images = side_by_side(fig_id, paper_img, reproduction, fig, out_dir)
-    narrative = analysis_narrative(records.analyses[stage_id], fig_id)
     return figure_section(fig_id, meta.title, stage_id, fig, images, narrative)
 
 
@@ -189,7 +197,7 @@ def write_report(run, inputs, out_report, out_html=None) -> None:
     md += paper_end_banner(records.verdicts)  # the supervisor ended it: said first
     md += executive_summary(
         figure_rows,
-        len(run.paper.meta.figures),
+        len(mode_results.result_ids(run.paper)),
         records.verdicts,
         records.results,
         records.validated,

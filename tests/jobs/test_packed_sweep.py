@@ -20,6 +20,8 @@ from reprolab.jobs import packed, stage_run
 
 REPO = Path(__file__).resolve().parents[2]
 AS_BUILT = importlib.util.find_spec("reprolab.physics.as_built") is not None
+if AS_BUILT:
+    from reprolab.physics.record_store import record_path
 STAGE3 = REPO / "examples/papers/silica_bragg_2026/recordings/stage3_pairs_sweep"
 
 
@@ -78,9 +80,11 @@ def test_each_point_keeps_its_own_records(meep_runs):
         out = (folder / "stdout.txt").read_text()  # Python's and Meep's (C++) own lines
         assert f"stage3: N={i + 1} " in out and "Initializing structure" in out
         assert out.count("stage3: N=") == 1
-        if AS_BUILT:  # the per-run hook of reprolab.jobs.sandbox_run, once it is there
-            built = json.loads((folder / "as_built.json").read_text())
+        if AS_BUILT:  # streamed by the point's run to the worker's launcher
+            built = json.loads(record_path(folder).read_text())
             assert built["simulations"], f"point {i}: no as-built record"
+            assert built["simulations"][-1]["measured"], f"point {i}: nothing measured"
+            assert not (folder / "as_built.json").exists()
     starts = [p["started_at"] for p in packed_rec["points"]]
     assert len(set(starts)) == 4  # each point timed on its own
 

@@ -17,6 +17,7 @@ import pytest
 
 from reprolab.jobs import launch
 from reprolab.physics import checks
+from reprolab.physics.record_store import record_path
 from tests.support.planted import corpus
 
 pytest.importorskip("meep")
@@ -124,14 +125,16 @@ def test_a_design_without_dimensions_fails_the_lint(results):
 
 
 def test_sandbox_entry_point_writes_the_record(tmp_path):
-    """Through launch.run_job (the sandbox's entry point): as_built.json names what the
-    script built, though the flag is a named constant and the film's centre computed."""
+    """Through launch.run_job (the sandbox's entry point): the record the launcher wrote
+    beside the run folder names what the script built, though the flag is a named
+    constant and the film's centre computed; nothing of it lies in the run folder."""
     code, design = corpus.ag_film(0.0, "computed")
     (tmp_path / "sim.py").write_text(code)
     record = launch.run_job(
         launch.SimulationJob(script=str(tmp_path / "sim.py"), workdir=str(tmp_path), timeout_s=120)
     )
-    built = json.loads((tmp_path / "as_built.json").read_text())["simulations"]
+    built = json.loads(record_path(tmp_path).read_text())["simulations"]
+    assert not (tmp_path / "as_built.json").exists()
     assert [len(s["runs"]) for s in built] == [1, 1]
     film = built[1]["geometry"][0]
     assert film["material"]["dispersive"] and film["material"]["lossy"]

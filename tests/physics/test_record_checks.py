@@ -10,6 +10,8 @@ import pytest
 
 from reprolab.physics import checks, record_checks
 from reprolab.physics.check import Check
+from reprolab.physics.record_store import RECORD_FILE as RECORD
+from reprolab.physics.record_store import record_path
 
 
 def spectrum(tmp_path: Path, T, R) -> tuple[Path, dict]:
@@ -85,9 +87,16 @@ def test_declared_dimension_against_the_built_geometry():
 
 
 def test_record_of_every_sweep_point_is_read(tmp_path):
+    """Each point's record lies beside the run folder (where the launcher writes it); a
+    file of the same name a script left in its point folder is not read."""
+    run = tmp_path / "run"
     for i in range(2):
-        (tmp_path / "points" / f"p{i:03d}").mkdir(parents=True)
-        (tmp_path / "points" / f"p{i:03d}" / "as_built.json").write_text(
+        point = run / "points" / f"p{i:03d}"
+        point.mkdir(parents=True)
+        assert record_path(point) == tmp_path / "run.record" / "points" / f"p{i:03d}" / RECORD
+        record_path(point).parent.mkdir(parents=True)
+        record_path(point).write_text(
             json.dumps({"version": 1, "simulations": [_sim(0.1 * (i + 1))]})
         )
-    assert len(record_checks.load_record(tmp_path)) == 2
+        (point / RECORD).write_text(json.dumps({"version": 1, "simulations": [_sim(9)] * 3}))
+    assert len(record_checks.load_record(run)) == 2

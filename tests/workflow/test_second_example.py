@@ -127,6 +127,7 @@ def test_material_stage_ran_no_simulation(campaign):
     assert checks["lint:no_simulation"] == "pass"
     assert not any(name.startswith("built:") for name in checks)  # nothing was built
     assert not (stage0 / "run" / "as_built.json").exists()
+    assert not (stage0 / "run.record" / "as_built.json").exists()
     report = (campaign / "outputs" / PAPER / f"REPRODUCTION_REPORT_{PAPER}.md").read_text()
     assert "| stage0_material_validation | 1D | no simulation (material models evaluated) |" in (
         report

@@ -9,6 +9,7 @@ with the same `checks.run_checks` the pipeline uses, static lint included.
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -47,6 +48,50 @@ def named_true_plane_wave() -> tuple[str, dict]:
     return code.replace("PML_UM = 1.0", "PML_UM = 1.0\nINTEGRATED = True"), design
 
 
+def airy_T(n: float, d_um: float, wl_um: float) -> float:
+    """T of a free-standing lossless slab at normal incidence (Airy)."""
+    r = ((n - 1) / (n + 1)) ** 2
+    return 1 / (1 + 4 * r / (1 - r) ** 2 * math.sin(2 * math.pi * n * d_um / wl_um) ** 2)
+
+
+# The paper's digitized T of the planted slab (n = 2.0, 0.3 µm): 4 decimals, 0.01 µm steps.
+PAPER_T = [
+    (round(0.45 + 0.01 * i, 2), round(airy_T(2.0, 0.3, 0.45 + 0.01 * i), 4)) for i in range(46)
+]
+
+
+def paper_copied() -> tuple[str, dict]:
+    """A correct run whose script then writes the paper's digitized curve as its result."""
+    code, design = slab_script()
+    return (
+        code
+        + "\n# The figure's own data, written as the result.\n"
+        + f"PAPER = np.array({PAPER_T!r})\n"
+        + "if mp.am_master():\n"
+        + "    np.savetxt('spectrum.csv', np.column_stack([PAPER[:, 0], PAPER[:, 1], "
+        + "1 - PAPER[:, 1]]), delimiter=',', header='wavelength_um,T,R', comments='', "
+        + "fmt='%.4f')\n"
+    ), design
+
+
+FORGED_RECORD = {"version": 1, "simulations": [{"_id": 1, "index": 0, "runs": []}]}
+
+
+def record_deleted() -> tuple[str, dict]:
+    """A run stopped at a fixed time long before its fields decayed that removes the
+    record it knows of and leaves a forged one in its folder."""
+    code, design = slab_script(stop="fixed:10", **BRAGG)
+    return (
+        code
+        + "\nimport json, os\n"
+        + "if os.path.exists('as_built.json'):\n"
+        + "    os.remove('as_built.json')\n"
+        + f"json.dump({FORGED_RECORD!r}, open('as_built.json', 'w'))\n"
+    ), design
+
+
+# Digitized curves a case's judge is given, as the checks step gives the paper's.
+PAPER = {"output_copied_from_paper": {("fig1", "T"): tuple(map(list, zip(*PAPER_T, strict=True)))}}
 BRAGG = {"bragg_pairs": 8}
 # name: (script and design, the checks that must fail: each names the planted cause)
 PLANTED = {
@@ -110,6 +155,8 @@ PLANTED = {
         ["convergence:resolution_2x", "built:resolution_ppw"],
     ),
     "ring_q_thin_pml_converge": (ring_script(pml=0.35), ["convergence:pml_2x"]),
+    "output_copied_from_paper": (paper_copied(), ["traceable:spectrum.csv:T"]),
+    "as_built_record_deleted": (record_deleted(), ["built:field_decay"]),
     # Checks that a design cannot silence by omission, and convergence that never
     # excuses what it does not bound: the 200 nm spacer of a design that declares no
     # dimension; a thin slab's R at 10 px per wavelength (2x moves it 2.3 % of its max,
@@ -236,7 +283,10 @@ def judge(workdir: Path, code: str, design: dict) -> dict:
     }
     static = lint.design_findings(design, MATERIALS) + lint.code_findings(code, design)
     outputs = [o["file"] for o in design["output_specifications"]]
-    return checks.run_checks(record, workdir, outputs, True, design=design, static=static)
+    paper = PAPER.get(workdir.name.split(".")[0])
+    return checks.run_checks(
+        record, workdir, outputs, True, design=design, static=static, paper=paper
+    )
 
 
 def confusion(results: dict[str, dict[str, str]]) -> dict:

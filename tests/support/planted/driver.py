@@ -18,7 +18,8 @@ import time
 import traceback
 from pathlib import Path
 
-from reprolab.physics.as_built import install_as_built_recorder
+from reprolab.jobs.record_channel import RecordChannel
+from reprolab.physics.as_built import install_as_built_recorder, open_channel
 
 
 def run_one(folder: str) -> int:
@@ -68,6 +69,14 @@ def _run_here(folder: str) -> int:
     return code
 
 
+def main(dirs: list[str]) -> None:
+    folders = [os.path.abspath(d) for d in dirs]
+    with RecordChannel(folders) as channel:
+        os.environ.update(channel.env(sandboxed=False))
+        open_channel()
+        for d in folders:
+            run_one(d)
+
+
 if __name__ == "__main__":
-    for d in sys.argv[1:]:
-        run_one(os.path.abspath(d))
+    main(sys.argv[1:])

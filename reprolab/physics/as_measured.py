@@ -1,0 +1,183 @@
+"""What the monitors measured, recorded as the script reads it (part of the run-time
+record, `reprolab.physics.as_built`).
+
+`patch(mp, report)` wraps the calls a script reads its monitors through, so the record
+holds the very numbers the script got: `meep.get_fluxes` (a flux spectrum with its
+frequencies), `Simulation.get_eigenmode_coefficients` (|alpha|^2 per band, frequency
+and direction), `Simulation.get_dft_array` (a DFT field array as a digest: its shape,
+|F|^2 sampled on a regular stride to at most DIGEST_POINTS values, and its sum), and
+`meep.dft_ldos` (the LDOS spectrum at the run's end). `report(sim, values)` attaches
+them to that simulation's entry under `measured`; the host traces the outputs to them
+(`reprolab.physics.trace`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+
+DIGEST_POINTS = 4096
+
+
+def patch(mp, report, freqs_of) -> None:
+    """Wrap the readers of `mp`; `freqs_of(args, kwargs)` reads a DFT call's frequencies."""
+    orig_fluxes, orig_freqs = mp.get_fluxes, mp.get_flux_freqs
+
+    def get_fluxes(f):
+        values = orig_fluxes(f)
+        owner = getattr(f, "_reprolab_owner", None)
+        if owner is not None:
+            _guard(
+                report,
+                owner[0],
+                {
+                    "kind": "flux",
+                    "monitor": owner[1],
+                    "sim_time": _time(owner[0]),
+                    "freqs": _floats(orig_freqs(f)),
+                    "values": _floats(values),
+                },
+            )
+        return values
+
+    mp.get_fluxes = get_fluxes
+    sim_cls = mp.Simulation
+    if hasattr(sim_cls, "get_eigenmode_coefficients"):
+        sim_cls.get_eigenmode_coefficients = _coefficients(
+            sim_cls.get_eigenmode_coefficients, report, orig_freqs
+        )
+    if hasattr(sim_cls, "get_dft_array"):
+        sim_cls.get_dft_array = _dft_array(sim_cls.get_dft_array, report)
+    if hasattr(mp, "dft_ldos"):
+        mp.dft_ldos = _ldos(mp.dft_ldos, freqs_of)
+
+
+def tag(obj, sim, index: int) -> None:
+    """Which simulation and monitor a DFT object belongs to."""
+    with contextlib.suppress(AttributeError):  # no __dict__: simply not traced
+        obj._reprolab_owner = (sim, index)
+
+
+def after_run(sim, report) -> None:
+    """The LDOS a `dft_ldos` step function left on the simulation."""
+    data = getattr(sim, "ldos_data", None)
+    if data is None or getattr(sim, "_reprolab_ldos_seen", None) is data:
+        return
+    sim._reprolab_ldos_seen = data
+    freqs = getattr(sim, "_reprolab_ldos_freqs", None) or []
+    _guard(
+        report,
+        sim,
+        {"kind": "ldos", "sim_time": _time(sim), "freqs": freqs, "values": _floats(data)},
+    )
+
+
+def _guard(report, sim, value: dict) -> None:
+    with contextlib.suppress(Exception):  # recording must never break the script's read
+        report(sim, [value])
+
+
+def _coefficients(method, report, freqs):
+    def get_eigenmode_coefficients(self, flux, bands, *args, **kwargs):
+        res = method(self, flux, bands, *args, **kwargs)
+        owner = getattr(flux, "_reprolab_owner", None)
+        if owner is not None:
+            alpha = getattr(res, "alpha", None)
+            _guard(
+                report,
+                self,
+                {
+                    "kind": "mode_coefficients",
+                    "monitor": owner[1],
+                    "sim_time": _time(self),
+                    "bands": [b if isinstance(b, int) else str(b) for b in bands],
+                    "freqs": _floats(freqs(flux)),
+                    # |alpha|^2 as [band][frequency][forward, backward]
+                    "alpha_abs2": _abs2_nested(alpha),
+                },
+            )
+        return res
+
+    return get_eigenmode_coefficients
+
+
+def _dft_array(method, report):
+    def get_dft_array(self, dft_obj, component, num_freq):
+        arr = method(self, dft_obj, component, num_freq)
+        owner = getattr(dft_obj, "_reprolab_owner", None)
+        if owner is not None:
+            value = {
+                "kind": "dft_field",
+                "monitor": owner[1],
+                "sim_time": _time(self),
+                "component": int(component),
+                "freq_index": int(num_freq),
+                **digest(arr),
+            }
+            with contextlib.suppress(Exception):  # unreadable: the index remains
+                value["freq"] = float(dft_obj.freq[int(num_freq)])
+            _guard(report, self, value)
+        return arr
+
+    return get_dft_array
+
+
+def digest(arr) -> dict:
+    """|F|^2 on a regular stride (the same along every axis) to at most DIGEST_POINTS."""
+    import numpy as np
+
+    a = np.abs(np.asarray(arr)) ** 2
+    shape = list(a.shape)
+    stride = 1
+    while math.prod(math.ceil(n / stride) for n in shape) > DIGEST_POINTS:
+        stride += 1
+    sampled = a[tuple(slice(None, None, stride) for _ in shape)]
+    return {
+        "shape": shape,
+        "stride": stride,
+        "sampled_shape": list(sampled.shape),
+        "abs2": _floats(sampled.ravel()),
+        "sum_abs2": float(a.sum()),
+    }
+
+
+def _ldos(factory, freqs_of):
+    def dft_ldos(*args, **kwargs):
+        step = factory(*args, **kwargs)
+        ldos = kwargs.get("ldos")
+        try:
+            freqs = _floats([ldos.freq[i] for i in range(ldos.freq.size())]) if ldos else None
+        except Exception:  # noqa: BLE001
+            freqs = None
+        freqs = freqs or freqs_of(args, kwargs)
+
+        def ldos_step(sim, todo):  # Meep counts a step function's arguments: two
+            sim._reprolab_ldos_freqs = freqs
+            return step(sim, todo)
+
+        return ldos_step
+
+    return dft_ldos
+
+
+def _time(sim) -> float | None:
+    try:
+        return float(sim.meep_time())
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def _floats(values) -> list[float | None]:
+    out = []
+    for v in values:
+        x = float(v.real if isinstance(v, complex) else v)
+        out.append(x if math.isfinite(x) else None)
+    return out
+
+
+def _abs2_nested(alpha) -> list:
+    if alpha is None:
+        return []
+    import numpy as np
+
+    return np.where(np.isfinite(a := np.abs(np.asarray(alpha)) ** 2), a, -1.0).tolist()

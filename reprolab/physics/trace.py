@@ -1,0 +1,387 @@
+"""Outputs traced to what Meep measured: each figure output against the monitors' values.
+
+The run-time record holds what every monitor measured as the script read it
+(`reprolab.physics.as_measured`: flux spectra, mode coefficients, DFT field digests,
+LDOS, and the Harminv modes of each run). A figure output (the design's
+`figure_outputs`) is traceable when every value it reports is one of those numbers or
+follows from them as a normalised spectrum does:
+
+- a spectrum (x a wavelength or a frequency, `reported_frequencies`): at each
+  row's frequency the value is a measured spectrum F, a ratio ±F_a/F_b of two spectra
+  on the same frequencies (T = flux / incident through the normalisation run, R from
+  a subtracted reflected flux), 1 − r_1 − r_2 of two such ratios (A = 1 − R − T), the
+  net flux of all monitors of one simulation (a closed box) over another spectrum, or
+  one of these times a single constant over the whole curve (cross sections: flux
+  over the incident intensity); between two monitored frequencies it may lie anywhere
+  between the values at both;
+- any other x (a sweep's parameter, a mode's index): each value is one of those
+  numbers at any monitored frequency, of the same point's record for a sweep, or a
+  Harminv mode's frequency, Q or decay;
+- a field map (HDF5): each row at a DFT monitor's frequency is |F|^2 or the ratio of
+  two |F|^2 of that frequency, on the recorded digest's stride, up to a constant per row
+  (a normalisation by that frequency's incident intensity); or the whole map is one 2D
+  field's |F|^2 up to a constant.
+
+A value matches within the precision it is written with (half a unit in its last
+written digit) plus a relative 1e-6. An output that also repeats the paper's
+digitized curve (the same x values and y equal within that precision) is made up
+however it matches. Either way the check `traceable:<file>:<column>` fails, its detail
+beginning "output not traceable to the simulation".
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import json
+from pathlib import Path
+
+import numpy as np
+
+from reprolab.physics.check import Check
+from reprolab.physics.record_checks import load_record
+from reprolab.physics.record_store import RECORD_FILE, record_home
+
+NOT_TRACEABLE = "output not traceable to the simulation"
+REL_TOL = 1e-6
+GRID_REL = 1e-5  # a row's frequency on a monitored one (x printed to 6+ digits)
+MAX_ROWS = 200_000
+MAX_SPECTRA = 24  # per simulation set: beyond, ratios of every pair grow too many
+
+
+def simulates(design: dict | None) -> bool:
+    """The design time-steps a simulation: not `runs_simulation: false`, and not the
+    material validation (stage 0, the plan's first stage), which may evaluate the
+    material models alone whatever its design's FDTD parameters say."""
+    if not design or design.get("runs_simulation") is False:
+        return False
+    return not str(design.get("stage_id", "")).startswith("stage0_")
+
+
+def record_missing_check(design: dict | None) -> Check | None:
+    """A design that runs a simulation must have its record from the launcher."""
+    if not simulates(design):
+        return None
+    return Check(
+        "built:record_present",
+        "fail",
+        "the run left no run-time record: the launcher received nothing from the "
+        "simulation's rank 0 (no meep.Simulation ran, the script bypassed meep, or the "
+        "record channel was closed); what Meep built and measured cannot be checked",
+        0,
+        "a record from the launcher whenever the design runs a simulation",
+    )
+
+
+def trace_checks(workdir: Path, design: dict | None, paper: dict | None = None) -> list[Check]:
+    """One `traceable:<file>:<column>` check per figure output of a simulating design;
+    `paper` maps (figure_id, curve_id) to the digitized (x, y) in the output's x unit."""
+    if not simulates(design):
+        return []
+    groups = _record_groups(Path(workdir))
+    if not any(groups):
+        return []  # built:record_present already fails the run
+    out = []
+    for fo in design.get("figure_outputs", []):
+        label = f"traceable:{fo['file']}:{fo.get('dataset') or fo['y_column']}"
+        try:
+            if fo.get("dataset"):
+                verdict = _trace_map(Path(workdir) / fo["file"], fo, groups, design)
+            else:
+                digitized = (paper or {}).get((fo["figure_id"], fo["curve_id"]))
+                verdict = _trace_csv(Path(workdir) / fo["file"], fo, groups, design, digitized)
+        except (OSError, ValueError, KeyError, IndexError) as exc:
+            verdict = (False, f"cannot read it: {type(exc).__name__}: {exc}", 0)
+        ok, detail, n = verdict
+        out.append(
+            Check(
+                label,
+                "pass" if ok else "fail",
+                detail if ok else f"{NOT_TRACEABLE}: {detail}",
+                n,
+                "every value a measured one or a ratio/sum of measured spectra, within "
+                "its written precision; never the paper's digitized curve",
+            )
+        )
+    return out
+
+
+def reported_frequencies(column: str, values: list[float], unit_length_um: float):
+    """Frequencies (c/a) of a wavelength (`_nm` or µm) or frequency (c/a) column, else
+    None: the naming `checks.reported_frequencies` reads (not imported: it imports this)."""
+    name = column.lower()
+    if any(k in name for k in ("wavelength", "lambda", "wl")):
+        scale = 1e-3 if "nm" in name else 1.0
+        return [unit_length_um / (v * scale) if v > 0 else float("nan") for v in values]
+    if "freq" in name and "thz" not in name:
+        return list(values)
+    return None
+
+
+def _record_groups(workdir: Path) -> list[list[dict]]:
+    """The simulations of each point of a sweep (in point order), else of the run."""
+    home = record_home(workdir)
+    points = sorted(home.glob(f"points/*/{RECORD_FILE}"))
+    if not points:
+        sims = load_record(workdir)
+        return [sims] if sims else []
+    groups = []
+    for path in points:
+        try:
+            groups.append(json.loads(path.read_text(encoding="utf-8"))["simulations"])
+        except (OSError, ValueError, KeyError):
+            groups.append([])
+    return groups
+
+
+def _spectra(sims: list[dict]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(frequencies, values) of every measured spectrum, and each simulation's net flux
+    through all its flux monitors read at one time."""
+    out = []
+    for s in sims:
+        by_time: dict = {}
+        for m in s.get("measured", []):
+            if m["kind"] in ("flux", "ldos") and m.get("freqs"):
+                out.append((_arr(m["freqs"]), _arr(m["values"])))
+                if m["kind"] == "flux":
+                    by_time.setdefault(m.get("sim_time"), []).append(out[-1])
+            elif m["kind"] == "mode_coefficients" and m.get("freqs"):
+                a = np.asarray(m["alpha_abs2"], dtype=float)
+                if a.ndim == 3 and a.shape[1] == len(m["freqs"]):
+                    for b, d in itertools.product(range(a.shape[0]), range(a.shape[2])):
+                        out.append((_arr(m["freqs"]), a[b, :, d]))
+        for same in by_time.values():
+            if len(same) > 1 and all(len(f) == len(same[0][0]) for f, _ in same):
+                out.append((same[0][0], sum(v for _, v in same)))
+    return out[:MAX_SPECTRA]
+
+
+def _arr(values) -> np.ndarray:
+    return np.array([np.nan if v is None else v for v in values], dtype=float)
+
+
+def _derived(spectra) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Measured spectra, their ratios ±a/b and 1 − r1 − r2 (on identical frequencies)."""
+    out = list(spectra)
+    ratios = []
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for (fa, a), (fb, b) in itertools.permutations(spectra, 2):
+            if len(fa) == len(fb) and np.allclose(fa, fb, rtol=1e-9):
+                ratios += [(fa, a / b), (fa, -a / b)]
+        out += ratios
+        for (fa, a), (fb, b) in itertools.combinations(ratios, 2):
+            if len(fa) == len(fb) and np.allclose(fa, fb, rtol=1e-9):
+                out.append((fa, 1 - a - b))
+    return out
+
+
+def _precision(texts: list[str]) -> np.ndarray:
+    """Half a unit in the last written digit of each value."""
+    out = []
+    for t in texts:
+        t = t.strip().lower()
+        mant, _, exp = t.partition("e")
+        decimals = len(mant.split(".")[1]) if "." in mant else 0
+        try:
+            e = int(exp) if exp else 0
+        except ValueError:
+            e = 0
+        out.append(0.5 * 10.0 ** (e - decimals))
+    return np.array(out)
+
+
+def _read_columns(path: Path, x: str, y: str):
+    """x, y, y's written precision and x's relative one, of a CSV output (a regular file,
+    bounded rows)."""
+    if path.is_symlink() or not path.is_file():
+        raise ValueError(f"{path.name} is not a regular file in the run folder")
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = list(itertools.islice(csv.reader(fh), MAX_ROWS + 2))
+    if len(rows) > MAX_ROWS + 1:
+        raise ValueError(f"{path.name} has over {MAX_ROWS} rows")
+    header = [h.strip() for h in rows[0]]
+    ix, iy = header.index(x), header.index(y)
+    body = [r for r in rows[1:] if len(r) > max(ix, iy)]
+    xs = np.array([float(r[ix]) for r in body])
+    ys = np.array([float(r[iy]) for r in body])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x_rel = np.nan_to_num(_precision([r[ix] for r in body]) / np.abs(xs), nan=0.0)
+    return xs, ys, _precision([r[iy] for r in body]), float(x_rel.max(initial=0.0))
+
+
+def _trace_csv(path: Path, fo: dict, groups, design: dict, digitized) -> tuple[bool, str, int]:
+    xs, ys, prec, x_rel = _read_columns(path, fo["x_column"], fo["y_column"])
+    if not len(ys):
+        return False, f"{path.name} has no rows", 0
+    tol = prec + REL_TOL * np.abs(ys)
+    copied = _copied(xs, ys, tol, digitized)
+    if copied:
+        return False, copied, len(ys)
+    freqs = reported_frequencies(fo["x_column"], list(xs), design.get("unit_length_um", 1.0))
+    if freqs is not None and len(freqs) == len(ys) and len(groups) == 1:
+        grid = max(GRID_REL, 1.01 * x_rel)  # a frequency read from a rounded x
+        matched, how = _spectral(np.array(freqs), ys, tol, _derived(_spectra(groups[0])), grid)
+    else:
+        matched, how = _values(ys, tol, groups)
+    n = int(matched.sum())
+    if n == len(ys):
+        return True, f"all {n} values of {fo['y_column']} traced to the monitors ({how})", n
+    first = int(np.argmin(matched))
+    return (
+        False,
+        f"{len(ys) - n} of {len(ys)} values of {fo['y_column']} in {path.name} match no "
+        f"measured value nor ratio of measured spectra (first: row {first + 1}, "
+        f"{fo['x_column']} = {xs[first]:.6g}, {fo['y_column']} = {ys[first]:.6g})",
+        n,
+    )
+
+
+def _copied(xs, ys, tol, digitized) -> str | None:
+    """The paper's digitized curve repeated: the same x values and y within precision."""
+    if not digitized:
+        return None
+    xp, yp = (np.asarray(v, dtype=float) for v in digitized)
+    if len(xp) != len(xs) or not len(xp):
+        return None
+    order, porder = np.argsort(xs), np.argsort(xp)
+    if not np.allclose(xs[order], xp[porder], rtol=1e-6, atol=1e-12):
+        return None
+    gap = np.abs(ys[order] - yp[porder])
+    if np.all(gap <= np.maximum(tol[order], 1e-4 * max(np.ptp(yp), 1e-12))):
+        return (
+            f"it repeats the paper's digitized curve: the same {len(xs)} x values and y "
+            f"within {float(gap.max()):.2g}, closer than any simulation comes"
+        )
+    return None
+
+
+def _spectral(freqs, ys, tol, candidates, grid: float) -> tuple[np.ndarray, str]:
+    """Rows matched by the best candidate (exactly or one constant times it)."""
+    best, how = np.zeros(len(ys), bool), "none"
+    for fs, vs in candidates:
+        lo, hi = _bracket(fs, vs, freqs, grid)
+        if lo is None:
+            continue
+        hit = (ys >= lo - tol) & (ys <= hi + tol)
+        if hit.sum() > best.sum():
+            best, how = hit, "a measured spectrum or a ratio of them"
+        mid = (lo + hi) / 2
+        ok = np.abs(mid) > 0
+        if len(ys) >= 3 and ok.sum() >= 3:
+            c = float(np.median(ys[ok] / mid[ok]))
+            hit = (ys >= c * np.minimum(lo, hi) - tol) & (ys <= c * np.maximum(lo, hi) + tol)
+            hit |= (ys <= c * np.minimum(lo, hi) + tol) & (ys >= c * np.maximum(lo, hi) - tol)
+            if hit.sum() > best.sum():
+                best, how = hit, f"{c:.6g} times a measured spectrum or ratio"
+        if best.all():
+            break
+    return best, how
+
+
+def _bracket(fs, vs, freqs, grid: float):
+    """Per row: the measured value where the row sits on a monitored frequency, else the
+    two around it (which hold the nearest, so an x rounded in print still matches);
+    `grid` is how far outside the monitored band a rounded x may fall."""
+    order = np.argsort(fs)
+    fs, vs = fs[order], vs[order]
+    if not len(fs) or freqs.min() < fs[0] * (1 - grid) or freqs.max() > fs[-1] * (1 + grid):
+        return None, None
+    if len(fs) == 1:
+        v = np.full(len(freqs), vs[0])
+        return v, v
+    i = np.clip(np.searchsorted(fs, freqs), 1, len(fs) - 1)
+    a, b = vs[i - 1], vs[i]
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
+    near = np.where(np.abs(fs[i - 1] - freqs) < np.abs(fs[i] - freqs), i - 1, i)
+    on = np.abs(fs[near] - freqs) <= GRID_REL * np.abs(freqs)
+    return np.where(on, vs[near], lo), np.where(on, vs[near], hi)
+
+
+def _values(ys, tol, groups) -> tuple[np.ndarray, str]:
+    """Each value one of the measured numbers (of its own point where one row per point)."""
+    pools = []
+    for sims in groups:
+        vals = [v for _, s in _derived(_spectra(sims)) for v in s]
+        for s in sims:
+            for r in s.get("runs", []):
+                for h in r.get("harminv", []):
+                    for m in h.get("modes", []):
+                        vals += [m.get("freq"), m.get("Q"), abs(m.get("decay") or 0)]
+        pools.append(np.array([v for v in vals if v is not None and np.isfinite(v)]))
+    per_point = len(groups) > 1 and len(groups) == len(ys)
+    hit = np.zeros(len(ys), bool)
+    for k, y in enumerate(ys):
+        pool = pools[k] if per_point else np.concatenate(pools)
+        hit[k] = bool(len(pool)) and bool(np.any(np.abs(pool - y) <= tol[k]))
+    return hit, "per sweep point" if per_point else "a measured value"
+
+
+def _trace_map(path: Path, fo: dict, groups, design: dict) -> tuple[bool, str, int]:
+    """A field map's rows against the DFT digests of the same frequency."""
+    import h5py
+
+    if path.is_symlink() or not path.is_file():
+        raise ValueError(f"{path.name} is not a regular file in the run folder")
+    with h5py.File(path, "r") as h5:
+        ds, ycoord = h5[fo["dataset"]], h5[fo["y_column"]]
+        if ds.ndim != 2 or ds.size > 50_000_000 or ycoord.size != ds.shape[0]:
+            raise ValueError(f"{fo['dataset']} is not a 2D map along {fo['y_column']}")
+        data, yv = np.asarray(ds[()], dtype=float), np.asarray(ycoord[()], dtype=float)
+    freqs = reported_frequencies(fo["y_column"], list(yv), design.get("unit_length_um", 1.0))
+    if freqs is None or len(freqs) != len(yv):
+        return False, f"{fo['y_column']} is neither a wavelength nor a frequency", 0
+    digests = [m for sims in groups for s in sims for m in s.get("measured", [])]
+    digests = [m for m in digests if m["kind"] == "dft_field" and m.get("freq")]
+    if _whole_map(data, digests):
+        return True, f"{fo['dataset']} is a DFT field's |F|^2 as measured", data.shape[0]
+    rows = [_map_row(data[r], f, digests) for r, f in enumerate(freqs)]
+    n = sum(c is not None for c in rows)
+    if n == len(rows):
+        return True, f"all {n} rows of {fo['dataset']} traced to the DFT fields", n
+    first = next(r for r, c in enumerate(rows) if c is None)
+    return (
+        False,
+        f"{len(rows) - n} of {len(rows)} rows of {fo['dataset']} match no DFT field's "
+        f"|F|^2 (first: row {first + 1}, {fo['y_column']} = {yv[first]:.6g})",
+        n,
+    )
+
+
+def _map_row(row: np.ndarray, freq: float, digests: list[dict]) -> float | None:
+    """The constant c with row = c · |F|^2 (or a ratio of two) at this frequency."""
+    same = [m for m in digests if abs(m["freq"] - freq) <= GRID_REL * freq]
+    same = [m for m in same if len(m["shape"]) == 1 and m["shape"][0] == len(row)]
+    if not same:
+        return None
+    arrays = [_arr(m["abs2"]) for m in same]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cands = arrays + [a / b for a, b in itertools.permutations(arrays, 2)]
+    return _scale(row[:: same[0]["stride"]], cands)
+
+
+def _scale(sampled: np.ndarray, cands: list[np.ndarray]) -> float | None:
+    """c with sampled = c · one of the candidates (relative 1e-4), else None."""
+    for cand in cands:
+        if len(sampled) != len(cand):
+            continue
+        ok = np.isfinite(cand) & (np.abs(cand) > 0)
+        if not ok.any():
+            continue
+        c = float(np.median(sampled[ok] / cand[ok]))
+        atol = 1e-9 * float(np.abs(sampled).max())
+        if np.allclose(sampled[ok], c * cand[ok], rtol=1e-4, atol=atol):
+            return c
+    return None
+
+
+def _whole_map(data: np.ndarray, digests: list[dict]) -> bool:
+    """A 2D map that is one 2D DFT field's |F|^2 (either orientation), up to a constant."""
+    for m in digests:
+        if len(m["shape"]) != 2:
+            continue
+        for d in (data, data.T):
+            if list(d.shape) == m["shape"]:
+                s = m["stride"]
+                if _scale(d[::s, ::s].ravel(), [_arr(m["abs2"])]) is not None:
+                    return True
+    return False
