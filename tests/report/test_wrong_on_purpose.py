@@ -27,6 +27,7 @@ from reprolab.physics import checks as checks_mod
 from reprolab.physics import claims
 from reprolab.report import markdown, prose
 from reprolab.steps.compare import compare_stage
+from reprolab.steps.verdict import STATUS_BY_CLASS
 from tests.support.builders import copy_paper
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "papers" / "silica_bragg_2026"
@@ -60,8 +61,15 @@ def judge(example: Path, tmp: Path, fig_id: str, paper_edit=None, run_edit=None)
     )
     comparison = read_json(stage_dir / "comparison.json")
     analysis = read_json(stage_dir / "analysis.json")["output"]
-    verdict = read_json(stage_dir / "verdict.json")
     (fig,) = comparison["figures"]
+    # the code's status of the stage re-judged (the recorded supervisor's words kept)
+    checks = read_json(stage_dir / "checks.json")
+    failed = [c["name"] for c in checks["checks"] if c["status"] == "fail"]
+    status = "completed_failed" if failed else STATUS_BY_CLASS[fig["classification"]]
+    reason = (
+        f"checks failed: {', '.join(failed)}" if failed else f"{fig_id}: {fig['classification']}"
+    )
+    verdict = {**read_json(stage_dir / "verdict.json"), "status": status, "reason": reason}
     narrative = next(n["narrative"] for n in analysis["per_figure"])
     rows = [(fig_id, stage, fig)]
     md = markdown.figure_section(fig_id, "title", stage, fig, [], narrative)
@@ -175,6 +183,10 @@ def test_wrong_variant_is_not_success_and_no_prose_stands(
     assert "Contradicted by the code's numbers" in md  # the recorded claims no longer hold
     assert unmarked_prose_left(md, analysis, fig) == []
     assert "Why FAILURE (the code's metrics):" in md
+    # the recorded supervisor's praise of the stage does not stand beside a failed stage
+    verdict = read_json(example / "stages" / STAGE[fig_id] / "verdict.json")
+    feedback = verdict["supervisor"]["output"]["feedback"]
+    assert feedback not in re.sub(r"~~.*?~~", "", md, flags=re.S), feedback
     # the metric behind it, with the feature that set it or why it was not computed
     why = [line for line in md.splitlines() if line.startswith("- `") and metric in line]
     assert why and all(", set by " in line or "not computed (" in line for line in why), why
