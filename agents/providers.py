@@ -166,9 +166,11 @@ class ReplayProvider:
         )
         if not path.is_file():
             raise RecordingError(
-                f"no replay recording for {what}: expected {path}. Record it with a real "
-                "provider (provider.record: true), or write it by hand in the replay format "
-                "(see docs/replay.md)."
+                f"no replay recording for {what}: expected {path}. A new paper has none: "
+                "run it with a live model (provider.kind: anthropic in the config, and "
+                "export ANTHROPIC_API_KEY=... in the shell that starts the run; "
+                "provider.record: true keeps its answers for replay), or write the "
+                "recording by hand in the replay format (see docs/replay.md)."
             )
         data: Any = read_yaml(path)
         if not isinstance(data, dict) or "output" not in data:

@@ -490,19 +490,15 @@ def column_values(
 ) -> list[float]:
     """A column in its axis's unit: converted from the unit its header states (c/a to
     THz only through the paper's length a, `unit_length_m`)."""
-    name, unit = units.split_header(header)
-    if unit is None or header in ("x", "y"):
-        return values
-    unit = units.canonical_unit(unit)
     qty = axis.quantity
-    parsed = units.column_quantity(header)
-    src = parsed if parsed else (qty, unit)
-    if units.check_unit(*src) and qty != units.FREE:
+    try:
+        src = units.column_unit(header, qty)
+    except units.UnitError as exc:
         raise InputFileError(
-            path,
-            f"column '{header}' states unit '{unit}', not a unit of the axis quantity {qty}; "
-            f"valid: {', '.join(units.valid_units(qty))} (or no unit: the axis's '{axis.unit}')",
-        )
+            path, f"column '{header}' {exc} (or no unit: the axis's '{axis.unit}')"
+        ) from None
+    if src is None:
+        return values
     try:
         return units.convert(values, src, (qty, axis.unit), unit_length_m)
     except units.UnitError as exc:

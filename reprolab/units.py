@@ -187,6 +187,40 @@ def canonical_unit(unit: str) -> str:
     return unit
 
 
+# Words a researcher writes for "no unit" in a column header.
+UNIT_WORDS = {"dimensionless": "1", "unitless": "1", "-": "1"}
+
+
+def column_unit(header: str, quantity: str) -> tuple[str, str] | None:
+    """The (quantity, unit) a CSV column header states for an axis of `quantity`, or
+    None when it states none (the column is in the axis's unit). A unit is read only
+    from a `_unit` suffix or a trailing bracketed unit: `T [%]`, `R [dimensionless]`,
+    `wavelength (nm)` (converted to a photon axis). A bracket that holds no unit is part
+    of the name (`Re(epsilon)`, `Q_sca = C_sca/(2r)`). UnitError: the header states a
+    unit the axis cannot take (`wavelength [furlong]`, `T [m]`)."""
+    name, unit = split_header(header)
+    if unit is None or header.strip() in ("x", "y"):
+        return None
+    unit = UNIT_WORDS.get(unit.strip().lower(), canonical_unit(unit))
+    parsed = column_quantity(header)
+    if parsed:
+        return parsed
+    if quantity == FREE or check_unit(quantity, unit) is None:
+        return quantity, unit
+    known = any(unit in us for us in UNITS.values())
+    key = name.strip().lower()
+    names_quantity = re.fullmatch(r"[a-z0-9_]+", key) and key.split("_")[0] in (
+        *_ALIASES,
+        *UNITS,
+    )
+    if known or names_quantity:
+        raise UnitError(
+            f"states unit '{unit}', not a unit of the axis quantity {quantity}; "
+            f"valid: {', '.join(valid_units(quantity))}"
+        )
+    return None
+
+
 def column_quantity(header: str) -> tuple[str, str] | None:
     """(quantity, unit) a simulation's column name implies (`wavelength_um`,
     `frequency_THz`, `energy_eV`), or None when it names no convertible unit."""

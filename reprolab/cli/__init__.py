@@ -24,6 +24,12 @@ from pathlib import Path
 import yaml
 
 NOTHING_TO_DO = "Nothing to be done"
+DESCRIPTION = """Reproduce computational-photonics papers with Meep, stage by stage.
+
+Start with `reprolab doctor`, then `reprolab demo` (the bundled examples, offline);
+a paper of your own: `reprolab new-paper PAPER.pdf --id ID`, `reprolab check FOLDER`,
+then `reprolab run --configfile CONFIG`. `reprolab status` shows what runs and what
+waits on you. Documentation: README.md and docs/ in the checkout."""
 
 
 def snakemake_command(configfile: str, cores: int, extra: list[str]) -> list[str]:
@@ -71,7 +77,9 @@ def report_line(out_dir: Path) -> str:
 
     state, path = partial.report_state(out_dir)
     if state == "final":
-        return f"reprolab: report: {path.resolve()}"
+        html = path.with_suffix(".html")
+        also = f" (and {html.resolve()})" if html.is_file() else ""
+        return f"reprolab: report: {path.resolve()}{also}"
     if state == "partial":
         stale = partial.final_path(out_dir)
         older = f" (the full report {stale} is from an earlier run)" if stale.is_file() else ""
@@ -129,6 +137,25 @@ class QuietConsole:
         return line if keep_next and text.strip() else None
 
 
+def make_console(verbosity: str, configfile: str):
+    """(line filter, screen, ticker or None) for a verbosity: quiet (finished steps,
+    errors, waits), normal (progress: steps with n of N, running simulations), verbose
+    (Snakemake's own output)."""
+    from reprolab.cli import progress
+
+    tty = sys.stdout.isatty()
+    screen = progress.Screen(sys.stdout, tty)
+    if verbosity == "quiet":
+        return QuietConsole(), screen, None
+    if verbosity == "verbose":
+        return (lambda line: line), screen, None
+    outputs = Path(load_config(configfile).get("outputs_dir", "outputs"))
+    console = progress.ProgressConsole(outputs, tty)
+    ticker = progress.Ticker(console, screen)
+    ticker.start()
+    return console, screen, ticker
+
+
 def run_pipeline(
     configfile: str, cores: int, extra: list[str], verbosity: str | None = None
 ) -> int:
@@ -139,8 +166,15 @@ def run_pipeline(
     if verbosity != "normal":  # the steps read it (verbose: every agent call is printed)
         extra = ["--config", f"verbosity={verbosity}", *extra]
     cmd = snakemake_command(configfile, cores, extra)
-    print("reprolab: running", " ".join(cmd), flush=True)
-    console = QuietConsole() if verbosity == "quiet" else (lambda line: line)
+    if verbosity == "normal":
+        print(
+            f"reprolab: running the pipeline ({configfile}, {cores} cores); one line per "
+            "step (--verbosity verbose: Snakemake's own output)",
+            flush=True,
+        )
+    else:
+        print("reprolab: running", " ".join(cmd), flush=True)
+    console, screen, ticker = make_console(verbosity, configfile)
     proc = subprocess.Popen(
         cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=os.environ.copy()
     )
@@ -148,9 +182,11 @@ def run_pipeline(
     for line in proc.stdout:
         shown = console(line)
         if shown is not None:
-            sys.stdout.write(shown)
+            screen.write(shown)
         nothing = nothing or NOTHING_TO_DO in line
     code = proc.wait()
+    if ticker is not None:
+        ticker.stop()
     if nothing:
         print(
             "reprolab: nothing to do: every result is up to date "
@@ -174,23 +210,36 @@ def run_pipeline(
     return code
 
 
+VERBOSITY = ["quiet", "normal", "verbose"]
+VERBOSITY_HELP = (
+    "console output: quiet (finished steps, errors, waits), normal (each step's start "
+    "and end with n of N, running simulations refreshed), verbose (Snakemake's own "
+    "output, every agent call); default: the config's verbosity, else normal"
+)
+CORES_HELP = "cores the steps and local simulations may use at once (default 2)"
+CONFIG_HELP = "the run's config file, over config/config.yaml (default config/config.yaml)"
+
+
 def main(argv: list[str] | None = None) -> int:
+    from reprolab import __version__
     from reprolab.cli import control, doctor
     from reprolab.errors import ReproLabError
 
-    parser = argparse.ArgumentParser(prog="reprolab", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="reproduce the bundled example papers offline")
-    demo.add_argument("--cores", type=int, default=2)
-    run = sub.add_parser("run", help="run the pipeline with a config file")
-    run.add_argument("--configfile", default="config/config.yaml")
-    run.add_argument("--cores", type=int, default=2)
-    run.add_argument(
-        "--verbosity",
-        choices=["quiet", "normal", "verbose"],
-        help="console output (default: config verbosity, else normal)",
+    parser = argparse.ArgumentParser(
+        prog="reprolab", description=DESCRIPTION, formatter_class=argparse.RawTextHelpFormatter
     )
-    run.add_argument("snakemake_args", nargs=argparse.REMAINDER)
+    parser.add_argument("--version", action="version", version=f"reprolab {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    demo = sub.add_parser("demo", help="reproduce the bundled example papers offline")
+    demo.add_argument("--cores", type=int, default=2, help=CORES_HELP)
+    demo.add_argument("--verbosity", choices=VERBOSITY, help=VERBOSITY_HELP)
+    run = sub.add_parser("run", help="run the pipeline with a config file")
+    run.add_argument("--configfile", default="config/config.yaml", help=CONFIG_HELP)
+    run.add_argument("--cores", type=int, default=2, help=CORES_HELP)
+    run.add_argument("--verbosity", choices=VERBOSITY, help=VERBOSITY_HELP)
+    run.add_argument(
+        "snakemake_args", nargs=argparse.REMAINDER, help="passed on to Snakemake as they are"
+    )
     control.add_commands(sub)
     doctor.add_command(sub)  # `reprolab doctor`: the site checked before a long run
     from reprolab.cli import paper_tools  # check, check-recordings, new-paper, paper-schema
@@ -198,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     paper_tools.add_commands(sub)
     args = parser.parse_args(argv)
     if args.command == "demo":
-        return run_pipeline("config/demo.yaml", args.cores, [])
+        return run_pipeline("config/demo.yaml", args.cores, [], args.verbosity)
     if args.command == "run":
         return run_pipeline(args.configfile, args.cores, args.snakemake_args, args.verbosity)
     if args.command in paper_tools.COMMANDS:

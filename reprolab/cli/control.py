@@ -22,14 +22,14 @@ STAGE_FILES = ("verdict.json", "result.json", "design.json")
 
 def add_commands(sub) -> None:
     def with_config(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
-        p.add_argument("--configfile", default="config/config.yaml")
+        p.add_argument("--configfile", default="config/config.yaml", help="the run's config file")
         return p
 
     status = with_config(sub.add_parser("status", help="stages, pending gates, cost, runtime"))
     status.add_argument("paper", nargs="?", help="one paper_id (default: every paper)")
     for action in ("approve", "reject", "edit"):
         p = with_config(sub.add_parser(action, help=f"{action} a pending gate"))
-        p.add_argument("paper")
+        p.add_argument("paper", help="the paper_id, as `reprolab status` lists it")
         p.add_argument("gate", help="gate id, as `reprolab status` lists it")
         p.add_argument("--note", default="", help="your reasons (a reject's feedback)")
         if action == "approve":
@@ -52,9 +52,9 @@ def add_commands(sub) -> None:
     ans.add_argument("--model", help="larger_model: the model to use for this agent")
     ans.add_argument("--window", type=int, help="larger_model: its context window in tokens")
     inv = with_config(sub.add_parser("invalidate", help="redo a stage and its dependents"))
-    inv.add_argument("paper")
-    inv.add_argument("stage")
-    inv.add_argument("--reason", required=True)
+    inv.add_argument("paper", help="the paper_id")
+    inv.add_argument("stage", help="the stage_id, as `reprolab status` lists it")
+    inv.add_argument("--reason", required=True, help="why it is redone (kept in the log)")
 
 
 def paper_out(config: dict, paper_id: str) -> Path:
@@ -158,10 +158,18 @@ def running_jobs(sd: Path) -> str | None:
     return "simulating: Slurm job " + ", ".join(j.strip() for j in jobs)
 
 
+def local_running(sd: Path) -> str | None:
+    """'simulating: local job 1234, running 1m05s, Meep progress: ...' while it runs."""
+    from reprolab.cli.progress import running_simulation
+
+    running = running_simulation(sd)
+    return f"simulating: {running}" if running else None
+
+
 def stage_line(out: Path, stage_id: str) -> str:
     sd = out / "stages" / stage_id
     verdict = sd / "verdict.json"
-    running = running_jobs(sd)
+    running = running_jobs(sd) or local_running(sd)
     if running:
         state = running
     elif verdict.is_file():

@@ -108,6 +108,21 @@ def check_meep(python: str, ranks: int) -> Check:
     return Check("meep", True, f"{where}, {'MPI' if info['mpi'] else 'serial'} build")
 
 
+# What provides each launcher command (a missing srun is Slurm's, not MPI's).
+LAUNCHER_PACKAGES = {
+    "srun": "the Slurm client (Debian slurm-client; on a cluster, run from a login node "
+    "where srun is on PATH), or set simulation.mpi_launcher to mpirun for local runs",
+    "mpirun": "OpenMPI (Debian openmpi-bin; it comes with conda-forge pymeep's MPI build), "
+    "load your site's MPI module, or set simulation.mpi_launcher",
+    "mpiexec": "an MPI (Debian openmpi-bin or mpich), or load your site's MPI module",
+}
+
+
+def launcher_fix(exe: str) -> str:
+    name = Path(exe).name
+    return "install " + LAUNCHER_PACKAGES.get(name, LAUNCHER_PACKAGES["mpirun"])
+
+
 def check_launcher(launcher: str, ranks: int) -> Check:
     exe = shlex.split(launcher)[0]
     found = shutil.which(exe)
@@ -117,8 +132,7 @@ def check_launcher(launcher: str, ranks: int) -> Check:
         "mpi launcher",
         False,
         f"'{exe}' of simulation.mpi_launcher '{launcher}' is not on PATH",
-        "install OpenMPI (Debian openmpi-bin; it comes with conda-forge pymeep's MPI build), "
-        "load your site's MPI module, or set simulation.mpi_launcher",
+        launcher_fix(exe),
         needed=ranks > 1,
     )
 
@@ -237,6 +251,43 @@ def check_api_key(provider: dict) -> Check:
         "the config",
         needed=kind == "anthropic",
     )
+
+
+LIVE = (
+    "a new paper has no recordings: run it with a live model (provider.kind: anthropic in "
+    "the config, and export ANTHROPIC_API_KEY=... in the shell that starts the run)"
+)
+
+
+def check_papers_answerable(config: dict) -> list[Check]:
+    """Replay: every configured paper has the recordings its run replays (what
+    `reprolab check-recordings` checks). A live provider answers any paper once its key
+    is set (check_api_key)."""
+    kind = (config.get("provider") or {}).get("kind", "replay")
+    if kind != "replay" or not config.get("papers"):
+        return []
+    from reprolab.cli.paper_tools import check_recordings
+
+    out = []
+    for entry in config["papers"]:
+        folder = Path(entry.get("recordings") or Path(entry["paper_dir"]) / "recordings")
+        name = Path(entry["paper_dir"]).name
+        problems = check_recordings(folder) if folder.is_dir() else [(str(folder), "missing")]
+        if not problems:
+            out.append(Check(f"recordings {name}", True, f"{folder} replays the whole run"))
+            continue
+        first = f"{problems[0][0]}: {problems[0][1]}"[:160]
+        out.append(
+            Check(
+                f"recordings {name}",
+                False,
+                f"provider.kind replay, but {len(problems)} recording(s) of {folder} are "
+                f"missing or invalid (first: {first}); reprolab check-recordings "
+                f"{entry['paper_dir']} lists them",
+                LIVE,
+            )
+        )
+    return out
 
 
 def sbatch_options(slurm: dict) -> list[str]:
@@ -390,7 +441,7 @@ def check_shared_files(slurm: dict, python: str, out: Path, wait_s: float) -> Ch
 
 def add_command(sub) -> None:
     p = sub.add_parser("doctor", help="check this site before a long run (one line per check)")
-    p.add_argument("--configfile", default="config/config.yaml")
+    p.add_argument("--configfile", default="config/config.yaml", help="the run's config file")
     p.add_argument(
         "--slurm", action="store_true", help="check as for --profile slurm (executor slurm)"
     )
@@ -424,6 +475,7 @@ def run(args: argparse.Namespace, config: dict) -> int:
     else:
         checks.append(check_slurm_unused())
     checks.append(check_api_key(dict(config.get("provider") or {})))
+    checks += check_papers_answerable(config)
     for check in checks:
         print(check.line(), flush=True)
     failed = [c.name for c in checks if not c.ok and c.needed]

@@ -15,13 +15,13 @@ import re
 import shutil
 import stat
 import sys
-from collections import Counter
 from pathlib import Path
 
 import yaml
 
-CAPTION = re.compile(r"^\s*(?:Fig\.?|Figure)\s*(\d+)\s*[:.]?\s*(.*)", re.S | re.I)
-NUMBER = re.compile(r"^[\s\-−+0-9.,eE×^]*$")
+from reprolab.cli.pdf_intake import Intake, table_key_values, unplaced, write_account
+
+CAPTION = re.compile(r"^\s*(?:Fig\.?|Figure)\s*(\d+)\s*[:.|]?\s*(.*)", re.S | re.I)
 UNIT_IN_LABEL = re.compile(r"[(\[]\s*([^)\]]+?)\s*[)\]]\s*$")
 HEADER = (
     "# Paper folder made by `reprolab new-paper` from {source}.\n"
@@ -61,16 +61,24 @@ def make_paper_folder(src: Path, paper_id: str, out: Path) -> Path:
     created = not out.exists()
     (out / "figures").mkdir(parents=True, exist_ok=True)
     try:
-        read = read_pdf if suffix == ".pdf" else read_markdown
-        title, markdown, figures = read(src, out / "figures")
+        if suffix == ".pdf":
+            intake = read_pdf(src, out / "figures")
+        else:
+            intake = Intake(*read_markdown(src, out / "figures"))
     except BaseException:
         shutil.rmtree(out if created else out / "figures", ignore_errors=True)  # no half folder
         raise
-    for fig in figures:
+    for fig in intake.figures:
         if fig.get("refused"):  # the skeleton says TODO; the person is told why here
             print(f"reprolab: {fig['refused']}", file=sys.stderr)
-    (out / "paper.md").write_text(markdown, encoding="utf-8")
-    meta = skeleton(paper_id, title, figures)
+    (out / "paper.md").write_text(intake.markdown, encoding="utf-8")
+    meta = skeleton(paper_id, intake.title, intake.figures)
+    if intake.tables:
+        meta["key_values"] = table_key_values(intake.tables, intake.markdown)
+    if intake.lines:
+        write_account(out, src.name, intake.lines)
+        for path, problem in unplaced(out):
+            print(f"reprolab: {path}: {problem}", file=sys.stderr)
     text = HEADER.format(source=src.name, folder=out) + yaml.safe_dump(
         meta, sort_keys=False, allow_unicode=True, width=100
     )
@@ -93,6 +101,10 @@ def skeleton(paper_id: str, title: str | None, figures: list[dict]) -> dict:
                 "curves": curves(fig.get("legend") or []),
             }
         )
+        if fig.get("y_right"):
+            figs[-1]["y_axes"]["right"] = axis(fig["y_right"])
+            for c in figs[-1]["curves"]:
+                c["y_axis"] = "TODO: left or right (this figure has two y axes)"
     return {
         "paper_id": paper_id,
         "title": title or "TODO: the paper's title",
@@ -220,7 +232,9 @@ def image_beside(folder: Path, ref: str) -> tuple[bytes, str]:
     return data, IMAGE_TYPES[kind]
 
 
-def read_pdf(src: Path, fig_dir: Path) -> tuple[str | None, str, list[dict]]:
+def read_pdf(src: Path, fig_dir: Path):
+    """The PDF's intake (reprolab.cli.pdf_intake): every line placed, figures saved."""
+    from reprolab.cli.pdf_intake import read_pdf_intake
     from reprolab.errors import InputFileError
 
     try:
@@ -235,132 +249,4 @@ def read_pdf(src: Path, fig_dir: Path) -> tuple[str | None, str, list[dict]]:
         doc = pymupdf.open(src)
     except Exception as exc:  # noqa: BLE001 - any unreadable PDF is the user's file
         raise InputFileError(src, f"cannot be read as a PDF ({exc})") from None
-    pages = [page_content(page) for page in doc]
-    body = body_size([line for lines, _ in pages for line in lines])
-    sizes = sorted({ln["size"] for lines, _ in pages for ln in lines if ln["size"] > body * 1.15})
-    title = None
-    md: list[str] = []
-    figures: list[dict] = []
-    for (lines, regions), page in zip(pages, doc, strict=True):
-        regions_caps = attach_captions(lines, regions)
-        for region, caption in regions_caps:
-            n = len(figures) + 1
-            number = CAPTION.match(caption or "")
-            fid = f"fig{number[1]}" if number else f"fig{n}"
-            if any(f["figure_id"] == fid for f in figures):
-                fid = f"fig{n}"
-            page.get_pixmap(clip=region["rect"], dpi=150).save(fig_dir / f"{fid}.png")
-            labels = axis_labels(lines, region)
-            figures.append(
-                {"figure_id": fid, "image": f"figures/{fid}.png", "caption": caption, **labels}
-            )
-        heading = None  # the heading line just written, if the last line was one
-        for ln in lines:
-            if any(ln["rect"].intersects(r["area"]) for r in regions):
-                continue  # tick and axis labels belong to the figure
-            if ln["size"] > body * 1.15 and len(ln["text"]) < 120:
-                level = max(1, len(sizes) - sizes.index(ln["size"]))
-                if continues(heading, ln):  # a title printed on two lines is one heading
-                    heading["text"] += " " + ln["text"]
-                    md[-1] = f"\n{'#' * min(level, 4)} {heading['text']}\n"
-                    heading["rect"] = ln["rect"]
-                    title = heading["text"] if heading["is_title"] else title
-                    continue
-                heading = {**ln, "is_title": title is None}
-                title = title or ln["text"]
-                md.append(f"\n{'#' * min(level, 4)} {ln['text']}\n")
-            else:
-                heading = None
-                md.append(ln["text"])
-    return title, "\n".join(md).strip() + "\n", figures
-
-
-def continues(heading: dict | None, line: dict) -> bool:
-    """Whether a large-type line is the next line of the heading just before it: the
-    same size, directly below it (less than a line's height apart; tightly set lines
-    overlap a little)."""
-    if heading is None or abs(heading["size"] - line["size"]) > 0.1:
-        return False
-    gap = line["rect"].y0 - heading["rect"].y1
-    return -0.5 * line["size"] < gap < 0.8 * line["size"]
-
-
-def page_content(page) -> tuple[list[dict], list[dict]]:
-    """The page's text lines (text, size, rect, horizontal?) and its figure regions."""
-    import pymupdf
-
-    lines = []
-    for block in page.get_text("dict")["blocks"]:
-        for line in block.get("lines", []):
-            text = "".join(s["text"] for s in line["spans"]).strip()
-            if text:
-                size = round(max(s["size"] for s in line["spans"]), 1)
-                horizontal = abs(line["dir"][0]) > 0.9
-                lines.append({"text": text, "size": size, "rect": pymupdf.Rect(line["bbox"])})
-                lines[-1]["horizontal"] = horizontal
-    area = page.rect.width * page.rect.height
-    rects = [pymupdf.Rect(r) for r in page.cluster_drawings()]
-    rects += [pymupdf.Rect(i["bbox"]) for i in page.get_image_info()]
-    # a figure is more than a rule or a logo, less than a page background
-    rects = [r for r in rects if 0.02 * area < r.width * r.height < 0.8 * area]
-    rects = [r for r in rects if not any(o != r and o.contains(r) for o in rects)]
-    pad = 0.09 * page.rect.width
-    regions = []
-    for r in sorted(rects, key=lambda r: (r.y0, r.x0)):
-        grown = pymupdf.Rect(r.x0 - pad, r.y0 - pad / 3, r.x1 + pad / 3, r.y1 + pad)
-        regions.append({"plot": r, "area": grown & page.rect, "rect": grown & page.rect})
-    return lines, regions
-
-
-def body_size(lines: list[dict]) -> float:
-    counts = Counter()
-    for ln in lines:
-        counts[ln["size"]] += len(ln["text"])
-    return counts.most_common(1)[0][0] if counts else 10.0
-
-
-def attach_captions(lines: list[dict], regions: list[dict]) -> list[tuple[dict, str | None]]:
-    """Each region with the nearest caption ('Fig. N ...') below it (else above); the
-    region stops short of its caption, and the caption joins its following lines."""
-    caps = [i for i, ln in enumerate(lines) if CAPTION.match(ln["text"])]
-    out = []
-    for region in regions:
-        below = [i for i in caps if lines[i]["rect"].y0 >= region["plot"].y1 - 1]
-        above = [i for i in caps if lines[i]["rect"].y1 <= region["plot"].y0 + 1]
-        pick = min(below, key=lambda i: lines[i]["rect"].y0, default=None)
-        if pick is None:
-            pick = max(above, key=lambda i: lines[i]["rect"].y1, default=None)
-        caption = None
-        if pick is not None:
-            caps.remove(pick)
-            cap_rect = lines[pick]["rect"]
-            if cap_rect.y0 >= region["plot"].y1 - 1:
-                region["rect"].y1 = min(region["rect"].y1, cap_rect.y0 - 1)
-                region["area"] = region["rect"]
-            caption = caption_text(lines, pick)
-        out.append((region, caption))
-    return out
-
-
-def caption_text(lines: list[dict], start: int) -> str:
-    """The caption line and the lines right below it in the same font size."""
-    parts, prev = [lines[start]["text"]], lines[start]
-    for ln in lines[start + 1 :]:
-        gap = ln["rect"].y0 - prev["rect"].y1
-        if ln["size"] != prev["size"] or gap > prev["size"] or CAPTION.match(ln["text"]):
-            break
-        parts.append(ln["text"])
-        prev = ln
-    return " ".join(parts)
-
-
-def axis_labels(lines: list[dict], region: dict) -> dict:
-    """The longest non-numeric horizontal text below the plot (x) and the longest
-    rotated text left of it (y), inside the figure's region."""
-    plot, inside = region["plot"], [ln for ln in lines if ln["rect"].intersects(region["rect"])]
-    words = [ln for ln in inside if not NUMBER.match(ln["text"])]
-    xs = [ln for ln in words if ln["horizontal"] and ln["rect"].y0 >= plot.y1 - 2]
-    ys = [ln for ln in words if not ln["horizontal"] and ln["rect"].x1 <= plot.x0 + 2]
-    pick = lambda c: max(c, key=lambda ln: len(ln["text"]))["text"] if c else None  # noqa: E731
-    legend = [ln["text"] for ln in words if ln["horizontal"] and plot.contains(ln["rect"])]
-    return {"x_label": pick(xs), "y_label": pick(ys), "legend": legend}
+    return read_pdf_intake(doc, fig_dir)

@@ -70,9 +70,50 @@ def print_problems(problems: list[tuple[str, str]], what: str) -> int:
 
 
 def check_paper(folder: str | Path) -> list[tuple[str, str]]:
+    """Every problem of the folder; how each digitized CSV's header is read goes to
+    stdout (a header that states no unit is in its axis's unit)."""
+    from reprolab.cli.pdf_intake import unplaced
     from reprolab.paper import check_folder
 
-    return check_folder(folder)[1]
+    meta, problems = check_folder(folder)
+    for line in header_readings(Path(folder), meta):
+        print(line)
+    return problems + unplaced(Path(folder))
+
+
+def header_readings(folder: Path, meta) -> list[str]:
+    """One line per digitized CSV: each of its two columns, the unit read from its
+    header or the axis unit it is taken to be in."""
+    from reprolab import units
+    from reprolab.errors import InputFileError
+    from reprolab.paper import csv_lines
+
+    out = []
+    for fig in meta.figures if meta else []:
+        if fig.band_diagram is not None:
+            continue
+        for c in fig.curves:
+            path = folder / (c.digitized or "")
+            if not c.digitized or not path.is_file():
+                continue
+            try:
+                header = csv_lines(path)[0][:2]
+            except (InputFileError, IndexError):  # check_folder names the problem
+                continue
+            y_axis = fig.y_axes.right if c.y_axis == "right" else fig.y_axes.left
+            parts = []
+            for col, axis in zip(header, (fig.x_axis, y_axis or fig.y_axes.left), strict=False):
+                try:
+                    src = units.column_unit(col.strip(), axis.quantity)
+                except units.UnitError:
+                    continue
+                if src is None:
+                    parts.append(f"'{col.strip()}' in the axis unit '{axis.unit}'")
+                else:
+                    parts.append(f"'{col.strip()}' in '{src[1]}' (axis unit '{axis.unit}')")
+            if parts:
+                out.append(f"reprolab: {c.digitized}: " + ", ".join(parts))
+    return out
 
 
 def check_recordings(folder: Path) -> list[tuple[str, str]]:

@@ -99,7 +99,7 @@ def classify_failure(record: dict, slurm_state: dict | None = None) -> dict | No
         limit = slurm_state.get("TimeLimit", "?")
         return failure("timeout", f"Slurm stopped it at the job's time limit ({limit})", tail)
     if record.get("timed_out"):
-        return failure("timeout", f"stopped after {record.get('timeout_s', '?')} s (limit)", tail)
+        return failure("timeout", timeout_words(record), tail)
     if state == "OUT_OF_MEMORY" or (code not in (0, None) and MEMORY_PATTERNS.search(log)):
         return failure("out_of_memory", "reduce resolution or cell size, or ask for more", tail)
     if state == "NODE_FAIL":
@@ -198,3 +198,16 @@ def pending_verdict(state: dict, queued_s: float, queue_wait_min: float) -> dict
             f"Slurm's reason {reason}",
         )
     return None
+
+
+def timeout_words(record: dict) -> str:
+    """What stopped the run: its limit, and on the CPU-share clock the CPU time it got
+    against the wall time it waited."""
+    limit = f"stopped after {record.get('timeout_s', '?')} s (limit)"
+    clock = record.get("time_limit") or {}
+    if clock.get("clock") == "cpu_share":
+        limit += (
+            f", judged on the CPU it got: {clock.get('charged_s')} s charged over "
+            f"{clock.get('wall_s')} s of wall time"
+        )
+    return limit

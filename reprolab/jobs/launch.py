@@ -25,7 +25,7 @@ from pathlib import Path
 import reprolab
 from reprolab import run_files
 from reprolab.errors import InputFileError
-from reprolab.jobs import bwrap, font_cache, limits, record_channel
+from reprolab.jobs import bwrap, font_cache, limits, record_channel, run_clock
 from reprolab.jobs.bwrap import MPI_PROCESS_IDENTITY
 from reprolab.jobs.failures import classify_failure, failure
 from reprolab.jobs.sandbox import SECRET_NAME, isolate_network
@@ -154,6 +154,7 @@ def job_limits(job: SimulationJob) -> limits.Limits:
         max_processes=job.max_processes,
         folder_mb=job.folder_mb,
         timeout_s=job.timeout_s,
+        cpu_share=run_clock.local_run(),
     )
 
 
@@ -279,6 +280,7 @@ def run_job(job: SimulationJob) -> dict:
         "timeout_s": job.timeout_s,
         "runtime_seconds": runtime,
         "started_at": round(started, 3),  # epoch s: when its ranks started (cores in use)
+        "time_limit": dog.clock.summary(),  # the clock the timeout was judged on
         **what_the_run_left(job, workdir, (stdout_path, stderr_path), box, dog, group),
     }
     _clear_private_dirs(workdir)

@@ -29,6 +29,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from reprolab.jobs.run_clock import RunClock
+
 # kind: (action, words); the same shape as reprolab.jobs.failures.FAILURES.
 LIMIT_FAILURES = {
     "memory_limit": ("ask_user", "The job's processes together used more memory than allowed"),
@@ -40,6 +42,7 @@ LIMIT_FAILURES = {
     ),
 }
 PAGE = os.sysconf("SC_PAGE_SIZE")
+WALL_BACKSTOP = 10  # a local run stops at this many timeouts of wall time, however busy
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,8 @@ class Limits:
     folder_mb: int = 4096
     """Cap on the run folder's disk use (and on any one file's size)."""
     timeout_s: float = 600.0
+    cpu_share: bool = False
+    """Judge the timeout on the CPU-share clock (a local run: reprolab.jobs.run_clock)."""
 
 
 def limit_failure(kind: str, detail: str, log_tail: str = "") -> dict:
@@ -278,6 +283,7 @@ class Watchdog(threading.Thread):
         self.peak_mb = 0.0
         self.peak_processes = 0
         self.killed_namespaces: set[str] = set()
+        self.clock = RunClock(limits.ranks, limits.cpu_share)
         self._halt = threading.Event()
 
     def stop(self) -> None:
@@ -294,14 +300,14 @@ class Watchdog(threading.Thread):
         return process_tree(self.root)
 
     def run(self) -> None:
-        started, last_disk = time.time(), 0.0
+        last_disk = 0.0
         mem_cap = self.limits.memory_mb * max(1, self.limits.ranks)
         while not self._halt.wait(0.1):
-            if time.time() - started > self.limits.timeout_s:
+            tree = self.processes()
+            if self.out_of_time(tree):
                 self.timed_out = True
                 self.killed_namespaces = kill_tree(self.root)
                 return
-            tree = self.processes()
             self.peak_processes = max(self.peak_processes, len(tree))
             mem = resident_mb(tree)
             self.peak_mb = max(self.peak_mb, mem)
@@ -318,6 +324,14 @@ class Watchdog(threading.Thread):
                     return self._end(
                         "disk_quota", f"{used:.0f} MB used, cap {self.limits.folder_mb} MB"
                     )
+
+    def out_of_time(self, tree: list[int]) -> bool:
+        """The run's clock past its timeout; on the CPU-share clock, also a wall time
+        of WALL_BACKSTOP timeouts (a machine too busy to ever finish it)."""
+        charged = self.clock.tick(tree)
+        return charged > self.limits.timeout_s or (
+            self.clock.wall_s > WALL_BACKSTOP * self.limits.timeout_s
+        )
 
     def _end(self, kind: str, detail: str) -> None:
         self.killed_namespaces = kill_tree(self.root)

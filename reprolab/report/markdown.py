@@ -13,7 +13,7 @@ from agents.ledger import summarize
 from reprolab.fileio import read_json
 from reprolab.physics import thresholds as th
 from reprolab.report import modes as modes_report
-from reprolab.report import prose, why
+from reprolab.report import prose, why, wording
 from reprolab.report.fmt import classification_tally, table_header
 from reprolab.report.security import sandbox_row
 
@@ -43,11 +43,10 @@ def history_section(out_dir: Path, results: dict) -> list[str]:
             reason = prose.checked(b["reason"], b.get("supervisor_check"))
             lines.append(f"- {what} asked by the supervisor of `{b['from']}`: {reason}")
     for stage_id, r in results.items():
-        for repair in r.get("repairs", []):
-            lines.append(
-                f"- `{stage_id}`: a run failed ({repair['kind']}); the code was regenerated "
-                f"with the error (failed run kept in `{_rel(repair['failed_run'], out_dir)}`)"
-            )
+        for n, repair in enumerate(r.get("repairs", []), start=1):
+            fixed = out_dir / "stages" / stage_id / f"simulation.fix{n}.py"
+            kept = _rel(repair["failed_run"], out_dir)
+            lines.append(wording.repair_line(stage_id, repair, fixed, kept))
         if r.get("physics_stuck"):
             lines.append(f"- `{stage_id}`: physics checks kept failing; the supervisor decided")
     if not lines:
@@ -160,6 +159,7 @@ def executive_summary(
             for v in verdicts
             if v["status"] == "blocked"
         ),
+        *(f"| Why PARTIAL | {why} |" for why in [wording.partial_reason(figure_rows)] if why),
         _material_approval_row(validated),
         sandbox_row(results),
         "",
@@ -169,11 +169,12 @@ def executive_summary(
 
 
 def materials_table(materials: list[dict]) -> list[str]:
-    md = table_header("material", "model", "source", "lossless", "max k in band")
+    md = table_header("material", "model", "source", "lossless", "max k in band (dimensionless)")
     for m in materials:
         model = m["model"] + (f" (n = {m['index']})" if m.get("index") else "")
         md.append(
-            f"| {m['name']} | {model} | {m['source']} | {m['lossless']} | {_fmt(m['max_k'])} |"
+            f"| {m['name']} | {model} | {m['source']} | {wording.yes_no(m['lossless'])} | "
+            f"{_fmt(m['max_k'])} |"
         )
     return md
 
@@ -191,7 +192,7 @@ def numerical_parameters_table(stage_rows: list[tuple[str, dict, dict]]) -> list
         "stage",
         "dims",
         "resolution (px/a)",
-        "PML (a)",
+        "boundaries (PML in a)",
         "source fcen ± fwidth/2 (c/a)",
         "MPI ranks",
         "runtime (s)",
@@ -201,7 +202,7 @@ def numerical_parameters_table(stage_rows: list[tuple[str, dict, dict]]) -> list
             grid = "no simulation (material models evaluated) | — | —"
         else:
             grid = (
-                f"{d['resolution']} | {d['pml_thickness']} | "
+                f"{d['resolution']} | {boundaries_text(d)} | "
                 f"{d['source_fcen']} ± {d['source_fwidth'] / 2:g}"
             )
         md.append(
@@ -209,6 +210,21 @@ def numerical_parameters_table(stage_rows: list[tuple[str, dict, dict]]) -> list
             f"{r['runtime_seconds']:.1f} |"
         )
     return md
+
+
+def boundaries_text(design: dict) -> str:
+    """The cell's boundaries as designed: `PML 1.0` for a design that gives only a PML
+    thickness (every axis), else one entry per axis (`x: Bloch, y: Bloch`)."""
+    bounds = design.get("boundaries") or []
+    if not bounds:
+        t = design.get("pml_thickness")
+        return f"PML {t:g}" if t else "none"
+    words = {"pml": "PML", "bloch": "Bloch", "metallic": "metallic", "none": "none"}
+    parts = []
+    for b in bounds:
+        t = b.get("thickness") or (design.get("pml_thickness") if b["kind"] == "pml" else None)
+        parts.append(f"{b['axis']}: {words.get(b['kind'], b['kind'])}" + (f" {t:g}" if t else ""))
+    return ", ".join(parts)
 
 
 def assumptions_section(
@@ -236,16 +252,17 @@ def feature_table(fig: dict) -> list[str]:
     rows = [(c["curve_id"], f) for c in fig["curves"] for f in c.get("features", [])]
     if not rows:
         return []
+    x = f" ({wording.unit_words(fig['x_unit'])})" if fig.get("x_unit") else ""
     md = [
         "",
         *table_header(
             "curve",
             "feature",
-            "x paper",
-            "x reproduced",
+            f"x paper{x}",
+            f"x reproduced{x}",
             "shift (rel.)",
-            "width paper",
-            "width reproduced",
+            f"width paper{x}",
+            f"width reproduced{x}",
         ),
     ]
     for curve_id, f in rows:
@@ -281,26 +298,27 @@ def key_value_table(fig: dict) -> list[str]:
     return md
 
 
-def _classes_text(classes) -> str:
-    """A curve's class per metric as words (never a Python dict in a cell)."""
-    if isinstance(classes, dict):
-        return ", ".join(f"{k}: {v}" for k, v in classes.items()) or "–"
-    return str(classes) if classes else "–"
-
-
 def _curve_metrics_row(curve: dict) -> str:
     if "error" in curve:
         return f"| {curve['curve_id']} | – | – | – | – | FAILURE: {curve['error']} |"
-    classes = _classes_text(curve.get("classes"))
     if curve.get("qualitative"):  # no digitized data: the figure is compared by eye
-        return f"| {curve['curve_id']} | – | – | – | – | {classes} (qualitative) |"
+        classes = wording.classes_text(curve["classes"])
+        return f"| {curve['curve_id']} | – | – | – | – | {classes} (qualitative, by eye) |"
     feats = curve["features"]
-    matched = sum(1 for f in feats if f["x_sim"] is not None)
+    unit = f" {curve['y_unit']}" if curve.get("y_unit") not in (None, "1") else ""
     return (
-        f"| {curve['curve_id']} | {_fmt(curve['rms_abs'])} | {_fmt(curve['max_abs'])} | "
-        f"{_fmt(curve['metrics']['feature_shift_rel'], '%')} | "
-        f"{matched}/{len(feats)} | {classes} |"
+        f"| {curve['curve_id']} | {_fmt(curve['rms_abs'])}{unit} | "
+        f"{_fmt(curve['max_abs'])}{unit} | {_fmt(curve['metrics']['feature_shift_rel'], '%')} | "
+        f"{wording.features_cell(feats)} | {wording.metric_classes(curve)} |"
     )
+
+
+def y_units(fig: dict) -> str:
+    """The y unit the differences are in: one for the table, or each curve's own."""
+    found = {c.get("y_unit") for c in fig["curves"]}
+    if len(found) == 1 and None not in found:
+        return wording.unit_words(found.pop())
+    return "in its curve's y unit"
 
 
 def curve_metrics_table(fig: dict) -> list[str]:
@@ -308,8 +326,8 @@ def curve_metrics_table(fig: dict) -> list[str]:
     return [
         *table_header(
             "curve",
-            "RMS diff",
-            "max abs diff",
+            f"RMS diff ({y_units(fig)})",
+            f"max abs diff ({y_units(fig)})",
             "peak/dip shift (rel.)",
             "features matched",
             "class per metric",

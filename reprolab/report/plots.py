@@ -33,7 +33,16 @@ def overlay(paper: Paper, fig_result: dict, out_png: str | Path) -> str:
             sim_x = paper.x_in_figure_units(
                 fig_meta.figure_id, curve.get("x_column"), curve["sim"]["x"]
             )
-            on.plot(sim_x, curve["sim"]["y"], "-", color=color, lw=1.5, label=f"reproduced: {cid}")
+            style = line_style(len(sim_x))
+            on.plot(
+                sim_x,
+                curve["sim"]["y"],
+                style,
+                color=color,
+                lw=1.5,
+                ms=4,
+                label=f"reproduced: {cid}",
+            )
             xs += [] if meta[cid].digitized else list(sim_x)
     ax.set_xlabel(fig_meta.x_label)
     ax.set_ylabel(fig_meta.y_axes.left.label)
@@ -88,14 +97,19 @@ def reproduction(paper: Paper, figure_id: str, curves: dict, out_png: str | Path
     report's "reproduction" column where the simulation wrote no plot of its own."""
     fig_meta = paper.figure(figure_id)
     fig, ax = plt.subplots(figsize=(6, 4), dpi=100)
+    right = ax.twinx() if fig_meta.y_axes.right else None
     for i, (curve_id, (x, y)) in enumerate(curves.items()):
         order = sorted(range(len(x)), key=x.__getitem__)
         xs, ys = [x[j] for j in order], [y[j] for j in order]
-        ax.plot(xs, ys, "-" if len(xs) > 30 else "o-", color=f"C{i}", ms=4, label=curve_id)
+        on = right if right is not None and fig_meta.curve_axis(curve_id) == "right" else ax
+        on.plot(xs, ys, line_style(len(xs)), color=f"C{i}", ms=4, label=curve_id)
     ax.set_xlabel(fig_meta.x_label)
-    ax.set_ylabel(fig_meta.y_label)
+    ax.set_ylabel(fig_meta.y_axes.left.label)
+    if right is not None:  # a right-hand axis is drawn on the right, with its own scale
+        right.set_ylabel(fig_meta.y_axes.right.label)
     ax.set_title(f"{figure_id} reproduced (simulation output)")
-    ax.legend(fontsize=8)
+    handles = [h for a in (ax, right) if a is not None for h in a.get_legend_handles_labels()[0]]
+    ax.legend(handles=handles, fontsize=8)
     fig.tight_layout()
     return save_figure(fig, out_png)
 
@@ -181,6 +195,11 @@ def table_overlay(entry: dict, out_png: str | Path) -> str:
     axes[0].set_title(f"{entry['figure_id']}: {entry['classification']}", fontsize=9)
     fig.tight_layout()
     return save_figure(fig, out_png)
+
+
+def line_style(points: int) -> str:
+    """A sweep's few points drawn as points (joined); a spectrum's many as a line."""
+    return "-" if points > 30 else "o-"
 
 
 def save_figure(fig, out_png: str | Path) -> str:

@@ -21,7 +21,7 @@ from reprolab.artifacts import (
 )
 from reprolab.fileio import atomic_write_text, read_json
 from reprolab.report import html as report_html
-from reprolab.report import partial
+from reprolab.report import partial, wording
 from reprolab.report.markdown import (
     assumptions_section,
     checks_section,
@@ -150,6 +150,8 @@ def figure_comparison(
         images = [f"![{fig_id}: paper against run]({rel})"] if overlay else []
         return figure_section(fig_id, title, stage_id, fig, images, narrative)
     meta = run.paper.figure(fig_id)
+    if not fig.get("field_map"):  # the tables' numbers in the figure's own units
+        fig = wording.in_axis_units(run.paper, fig)
     paper_img = assets / f"{fig_id}_paper{Path(meta.image).suffix}"
     shutil.copyfile(run.paper.folder / meta.image, paper_img)
     design = records.designs[stage_id]

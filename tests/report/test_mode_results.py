@@ -2,8 +2,6 @@
 recomputed, cited, judged by the verdict and shown in the report (a paper with the
 table and band-diagram accessors, as a small fake)."""
 
-import json
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -13,10 +11,9 @@ from reprolab.physics import claims, compare
 from reprolab.report import markdown
 from reprolab.steps import mode_results
 from reprolab.steps.verdict import stage_status
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "physics"))
-import test_bands as tb  # noqa: E402
-import test_modes as tm  # noqa: E402
+from tests.physics import test_bands as tb
+from tests.physics import test_modes as tm
+from tests.support.builders import write_record
 
 
 class FakePaper:
@@ -63,7 +60,7 @@ def stage_with_record(tmp_path, q5=120):
     run_dir = tmp_path / "stage1" / "run"
     run_dir.mkdir(parents=True)
     sims = tb.record() + tm.record(q5=q5)
-    (run_dir / "as_built.json").write_text(json.dumps({"version": 1, "simulations": sims}))
+    write_record(run_dir, sims)
     return run_dir.parent
 
 

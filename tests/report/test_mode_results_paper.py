@@ -2,7 +2,6 @@
 and a rod lattice's band diagram (tests/core/test_paper_modes.py), compared with records
 that measured them, their key values included."""
 
-import json
 from types import SimpleNamespace
 
 import pytest
@@ -11,6 +10,7 @@ from reprolab.paper import Paper
 from reprolab.physics import compare
 from reprolab.steps import mode_results
 from tests.core.test_paper_modes import BANDS, RING, RODS, band_csv, write_paper
+from tests.support.builders import write_record
 
 
 def mode(freq, q):
@@ -21,7 +21,7 @@ def mode(freq, q):
 def stage(tmp_path, sims):
     run_dir = tmp_path / "stage1" / "run"
     run_dir.mkdir(parents=True)
-    (run_dir / "as_built.json").write_text(json.dumps({"simulations": sims}))
+    write_record(run_dir, sims)
     return run_dir.parent
 
 

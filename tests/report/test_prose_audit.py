@@ -168,7 +168,7 @@ def test_the_html_strikes_what_the_markdown_strikes():
 def test_no_python_value_in_a_table_cell():
     curve = {"curve_id": "A", "qualitative": True, "classes": {"visual": "PARTIAL"}}
     row = markdown._curve_metrics_row(curve)
-    assert "{" not in row and "visual: PARTIAL (qualitative)" in row
+    assert "{" not in row and "visual: PARTIAL (qualitative, by eye)" in row
 
 
 def test_a_failed_checks_row_says_what_failed():

@@ -89,4 +89,4 @@ def test_report_marks_qualitative_figures(judged):
     )
     section = "\n".join(markdown.figure_section("fig3", "R", "stage2", fig, [], ""))
     assert "classification **PARTIAL** (qualitative: no digitized data" in section
-    assert "| R | – | – | – | – | {'visual': 'PARTIAL'} (qualitative) |" in section
+    assert "| R | – | – | – | – | visual: PARTIAL (qualitative, by eye) |" in section

@@ -157,3 +157,14 @@ def test_a_line_like_a_heading_is_rendered(tmp_path):
     for text in ("#3 is the sharpest resonance.", "####### not a heading", "#tag"):
         assert text in pages[0]
     assert "<h" not in pages[0].split("<body>")[1]
+
+
+def test_boundaries_column_says_what_the_design_builds():
+    from reprolab.report.markdown import boundaries_text
+
+    assert boundaries_text({"pml_thickness": 1.0}) == "PML 1"
+    bloch = {"boundaries": [{"axis": "x", "kind": "bloch"}, {"axis": "y", "kind": "bloch"}]}
+    assert boundaries_text(bloch) == "x: Bloch, y: Bloch"
+    cyl = {"pml_thickness": 2.0, "boundaries": [{"axis": "r", "kind": "pml"}]}
+    assert boundaries_text(cyl) == "r: PML 2"
+    assert boundaries_text({}) == "none"

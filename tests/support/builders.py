@@ -1,6 +1,7 @@
 """Builders for the inputs many tests start from: a copy of an example paper (renamed
 where a campaign needs two), and the smallest design a job accepts."""
 
+import json
 import shutil
 from pathlib import Path
 
@@ -43,3 +44,14 @@ def minimal_design(stage_id: str = "stage1_x", **fields) -> dict:
         "performance_estimate": {"runtime_seconds": 5, "memory_mb": 100, "mpi_ranks": 1},
         **fields,
     }
+
+
+def write_record(run_dir: Path, sims: list[dict]) -> Path:
+    """A run-time record as the launcher leaves it: beside the run folder, never in it."""
+    from reprolab.physics import record_store
+
+    home = record_store.record_home(run_dir)
+    home.mkdir(parents=True, exist_ok=True)
+    path = home / record_store.RECORD_FILE
+    path.write_text(json.dumps({"version": 1, "simulations": sims}))
+    return path
