@@ -23,6 +23,15 @@ class Discrepancy(AgentModel):
     description: str
     likely_cause: str
     severity: Literal["minor", "significant", "critical"]
+    """Held to the figure's class: minor only beside SUCCESS or PARTIAL, critical only
+    beside FAILURE (code strikes a row whose severity does not fit)."""
+    curve_id: str | None = None
+    """The curve the row is about (with `feature`: the matched feature it names)."""
+    feature: int | None = None
+    """Index of the feature in the curve's `features` list, when the row names one."""
+    direction: Literal["red", "blue"] | None = None
+    """Where the reproduced feature lies against the paper's on a spectral axis; code
+    checks it against the matched positions (so does any 'to the red/blue' in prose)."""
 
 
 class Claim(AgentModel):

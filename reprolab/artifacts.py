@@ -200,6 +200,9 @@ class Verdict(Artifact):
     user_note: str | None = None
     paper_end: dict[str, Any] | None = None
     priority: dict[str, Any] | None = None
+    failed_by: str | None = None
+    """`comparison` when a failed stage failed only on its figures (its run and checks
+    stand): such a failure blocks no other stage (reprolab.steps.eligibility)."""
 
     def said(self) -> AgentArtifact[SupervisorOutput] | None:
         """The supervisor's artifact (None for a blocked stage, which asked none)."""

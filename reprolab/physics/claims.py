@@ -25,7 +25,11 @@ FEATURE_QUANTITIES = compare.FEATURE_QUANTITIES  # what a claim may cite of a fe
 NUMBER = re.compile(
     # not an ordinal label ("stage 1", "figure 3", "Fig. 2"): those cite no quantity
     r"(?<![\w.])(?<!stage )(?<!Stage )(?<!figure )(?<!Figure )(?<!Fig\. )(?<!fig\. )"
-    r"(\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(\s*(?:%|percent\b))?"
+    r"(\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
+    # whole numbers only (no backtracking to a shorter one), and not a label such as
+    # "2D" or "1st": those are no quantity
+    r"(?!\.?\d)(?![dD]\b)(?!(?:st|nd|rd|th)\b)"
+    r"(\s*(?:%|percent\b))?"
 )
 
 
@@ -86,19 +90,54 @@ def _written_as(cited: float, half_ulp: float, pct: bool, claim: dict) -> bool:
     return abs(cited - claim["value"]) <= half_ulp * (1 + 1e-9)
 
 
-def audit_text(text: str, judged: list[dict], figure_class: str | None, classes: set[str]) -> dict:
-    """Numbers and classification words of one piece of prose."""
+def given_numbers(*sources) -> tuple[float, ...]:
+    """Every number written in these JSON-like values (the stage's design, the paper's
+    key values): numbers the prose may repeat without a claim, since they state the
+    set-up, not a result (`n = 2.10`, `0.80 um`)."""
+    found: list[float] = []
+
+    def walk(v) -> None:
+        if isinstance(v, bool) or v is None:
+            return
+        if isinstance(v, (int, float)):
+            found.append(float(v))
+        elif isinstance(v, str):
+            found.extend(float(m.group(1)) for m in NUMBER.finditer(v))
+        elif isinstance(v, dict):
+            for x in v.values():
+                walk(x)
+        elif isinstance(v, (list, tuple)):
+            for x in v:
+                walk(x)
+
+    for source in sources:
+        walk(source)
+    return tuple(sorted(set(found)))
+
+
+def _status_of(claim: dict | None, given: bool) -> str:
+    if claim is not None:
+        return "checked" if claim["status"] == "ok" else "contradicted"
+    return "given" if given else "unchecked"
+
+
+def audit_text(
+    text: str,
+    judged: list[dict],
+    figure_class: str | None,
+    classes: set[str],
+    given: tuple[float, ...] = (),
+) -> dict:
+    """Numbers and classification words of one piece of prose. A number no claim names
+    is `given` when it is, as written, one the set-up states (`given_numbers`), else
+    `unchecked`; only `unchecked` and `contradicted` numbers are marked."""
     numbers = []
     for m in NUMBER.finditer(text or ""):
         cited, pct = float(m.group(1)), bool(m.group(2))
-        claim = next((c for c in judged if _written_as(cited, _half_ulp(m.group(1)), pct, c)), None)
-        status = (
-            "unchecked"
-            if claim is None
-            else "checked"
-            if claim["status"] == "ok"
-            else "contradicted"
-        )
+        ulp = _half_ulp(m.group(1))
+        claim = next((c for c in judged if _written_as(cited, ulp, pct, c)), None)
+        stated = not pct and any(abs(cited - g) <= ulp * (1 + 1e-9) for g in given)
+        status = _status_of(claim, stated)
         numbers.append({"text": m.group(0).strip(), "status": status, "claim": claim})
     words = sorted({w for w in CLASS_WORDS if re.search(rf"\b{w}\b", text or "")})
     expected = {figure_class} if figure_class else classes
@@ -128,21 +167,96 @@ def audit_text(text: str, judged: list[dict], figure_class: str | None, classes:
     return {"status": status, "numbers": numbers, "class_words": words, "details": details}
 
 
-def audit_analysis(output: dict, comparison: dict) -> dict:
+# The severity a discrepancy may be given beside its figure's class: a "minor" row
+# under a FAILURE, or a "critical" one under a SUCCESS, says what the numbers do not.
+SEVERITY_FITS = {
+    "SUCCESS": {"minor"},
+    "PARTIAL": {"minor", "significant"},
+    "FAILURE": {"significant", "critical"},
+}
+_RED = re.compile(r"\b(to the red|red[- ]?shift\w*|longer wavelengths?|lower energ\w*)\b", re.I)
+_BLUE = re.compile(
+    r"\b(to the blue|blue[- ]?shift\w*|shorter wavelengths?|higher energ\w*)\b", re.I
+)
+
+
+def _axis_sign(x_column: str) -> int:
+    """+1 when a larger x is redder (wavelength), -1 when bluer (frequency, energy),
+    0 when the axis has no colour."""
+    name = (x_column or "").lower()
+    if "wavelength" in name or name.startswith("lambda"):
+        return 1
+    if any(k in name for k in ("freq", "energy", "ev", "thz", "omega", "wavenumber")):
+        return -1
+    return 0
+
+
+def spectral_shift(fig: dict, curve_id: str | None = None, feature: int | None = None):
+    """(direction 'red'|'blue', |x_sim - x_paper|, feature kind) of the named feature,
+    or of the matched feature that moved most; None on an axis without colour."""
+    best = None
+    for curve in fig.get("curves", []):
+        sign = _axis_sign(curve.get("x_column", ""))
+        if not sign or (curve_id is not None and curve["curve_id"] != curve_id):
+            continue
+        for i, f in enumerate(curve.get("features", [])):
+            if f.get("x_sim") is None or (feature is not None and i != feature):
+                continue
+            rel = f.get("shift_rel")
+            if rel is None or not math.isfinite(rel):
+                continue
+            if best is None or rel > best[0]:
+                best = (rel, sign * (f["x_sim"] - f["x_paper"]), f["kind"])
+    if best is None or best[1] == 0:
+        return None
+    return ("red" if best[1] > 0 else "blue"), abs(best[1]), best[2]
+
+
+def discrepancy_details(d: dict, fig: dict | None) -> list[str]:
+    """What a discrepancy row says that its figure's comparison does not: its severity
+    beside the figure's class, the direction of the shift it names."""
+    if fig is None:
+        return []
+    out = []
+    cls = fig.get("classification")
+    if d.get("severity") and cls in SEVERITY_FITS and d["severity"] not in SEVERITY_FITS[cls]:
+        out.append(
+            f"calls it {d['severity']}, the code classifies {d['figure_id']} {cls} "
+            f"(fits: {', '.join(sorted(SEVERITY_FITS[cls]))})"
+        )
+    text = f"{d.get('description', '')} {d.get('likely_cause', '')}"
+    said = d.get("direction")
+    if said is None:
+        red, blue = bool(_RED.search(text)), bool(_BLUE.search(text))
+        said = "red" if red and not blue else "blue" if blue and not red else None
+    shift = spectral_shift(fig, d.get("curve_id"), d.get("feature"))
+    if said and shift and said != shift[0]:
+        out.append(
+            f"says the reproduction lies to the {said}; the {shift[2]} that moved most "
+            f"lies to the {shift[0]} by {shift[1]:.3g} (x units)"
+        )
+    return out
+
+
+def audit_analysis(output: dict, comparison: dict, given: tuple[float, ...] = ()) -> dict:
     """Every prose field of an analysis, audited against its claims and the code's
-    classifications: summary, per-figure narratives, discrepancies."""
+    classifications: summary, per-figure narratives, discrepancies (their severity and
+    direction too). `given`: the set-up's numbers (`given_numbers`)."""
     judged = judge_claims(output.get("claims") or [], comparison)
-    fig_class = {f["figure_id"]: f["classification"] for f in comparison.get("figures", [])}
+    figs = {f["figure_id"]: f for f in comparison.get("figures", [])}
+    fig_class = {k: f["classification"] for k, f in figs.items()}
     classes = set(fig_class.values())
-    sections = [
-        {"section": "summary", **audit_text(output.get("summary", ""), judged, None, classes)}
-    ]
+    summary = audit_text(output.get("summary", ""), judged, None, classes, given)
+    sections = [{"section": "summary", **summary}]
     for n in output.get("per_figure", []):
-        audit = audit_text(n["narrative"], judged, fig_class.get(n["figure_id"]), classes)
+        audit = audit_text(n["narrative"], judged, fig_class.get(n["figure_id"]), classes, given)
         sections.append({"section": f"figure:{n['figure_id']}", **audit})
     for i, d in enumerate(output.get("discrepancies", [])):
         text = f"{d['description']} {d['likely_cause']}"
-        audit = audit_text(text, judged, fig_class.get(d["figure_id"]), classes)
+        audit = audit_text(text, judged, fig_class.get(d["figure_id"]), classes, given)
+        wrong = discrepancy_details(d, figs.get(d["figure_id"]))
+        if wrong:
+            audit = {**audit, "status": "contradicted", "details": wrong + audit["details"]}
         sections.append({"section": f"discrepancy:{i}", **audit})
     return {"claims": judged, "sections": sections}
 
@@ -187,18 +301,66 @@ STATUS_CLASS = {
 _STATUS_WORD = re.compile(r"\bcompleted_(?:success|partial|failed)\b")
 
 
-def audit_supervisor(output: dict, comparison: dict, status: str) -> dict:
+# Words a feedback uses to call a stage good, to own its class, and to name a problem.
+_SUCCESS_CUES = re.compile(
+    r"\b(pass(es|ed)?|reproduc(es|ed)|match(es|ed)?|agrees?|success\w*|can be reused)\b", re.I
+)
+_OWNS_CLASS = {
+    "PARTIAL": re.compile(r"\bpartial(ly)?\b", re.I),
+    "FAILURE": re.compile(r"\b(fail(s|ed|ure)?|not reproduced)\b", re.I),
+}
+_PROBLEM_CUES = re.compile(
+    r"\b(not|no|fail\w*|discrepan\w*|mismatch\w*|wrong|differ\w*|off by|partial\w*)\b", re.I
+)
+# A sentence about the whole paper, not its own stage.
+_WHOLE_PAPER = re.compile(
+    r"\b(all (\w+ )?(figures|stages)|every (figure|stage)|the (whole|entire) paper)\b", re.I
+)
+
+
+def _tone_details(text: str, status: str, said, overall: str | None) -> tuple[list, list]:
+    """(contradictions, notes) of a feedback's words beside the code's verdict: praise of
+    a failed stage with no word of a problem, praise of the whole paper under an
+    overall class that is not SUCCESS, and no classification at all on a stage the
+    code did not judge SUCCESS (a note, shown whatever else the audit found)."""
+    wrong, notes = [], []
+    praise = _SUCCESS_CUES.search(text)
+    problem = _PROBLEM_CUES.search(text)
+    if status == "completed_failed" and said is None and praise and not problem:
+        wrong.append(f"speaks of success ('{praise.group(0)}'), the code's verdict is {status}")
+    whole = _WHOLE_PAPER.search(text)
+    if overall and overall != "SUCCESS" and whole and praise and not problem:
+        wrong.append(
+            f"speaks of the whole paper ('{whole.group(0)}' … '{praise.group(0)}'); the "
+            f"code's overall classification is {overall}"
+        )
+    stage_class = STATUS_CLASS.get(status)
+    owned = stage_class in _OWNS_CLASS and _OWNS_CLASS[stage_class].search(text)
+    if said is None and status != "completed_success" and not owned:
+        notes.append(f"gives no classification to check; the code's verdict is {status}")
+    return wrong, notes
+
+
+def audit_supervisor(
+    output: dict,
+    comparison: dict,
+    status: str,
+    overall: str | None = None,
+    given: tuple[float, ...] = (),
+) -> dict:
     """The supervisor's feedback against the code: its claims against the same computed
     quantities of the stage's comparison, its structured classification and every
     classification or status word against the code's verdict (the stage's status; a
-    figure's own class may be named too). Without a structured classification, the
-    feedback on a stage the code did not judge SUCCESS is unchecked, never standing."""
+    figure's own class may be named too), praise of a failed stage, and praise of the
+    whole paper against the paper's `overall` class (when the caller knows it). Without
+    a structured classification, or a word owning the code's class, the feedback on a
+    stage the code did not judge SUCCESS carries that note whatever else was found."""
     judged = judge_claims(output.get("claims") or [], comparison)
     stage_class = STATUS_CLASS.get(status)
     fig_classes = {f["classification"] for f in comparison.get("figures", [])}
     allowed = ({stage_class} if stage_class else set()) | fig_classes
     text = output.get("feedback") or ""
-    audit = audit_text(text, judged, None, allowed or set(CLASS_WORDS))
+    audit = audit_text(text, judged, None, allowed or set(CLASS_WORDS), given)
     figures = "/".join(sorted(fig_classes)) or "none compared"
     details = [
         f"calls it {w}, the code's verdict is {status} (its figures: {figures})"
@@ -211,11 +373,12 @@ def audit_supervisor(output: dict, comparison: dict, status: str) -> dict:
     said = output.get("classification")
     if said is not None and said != stage_class:
         details.insert(0, f"classifies the stage {said}, the code's verdict is {status}")
+    tone, notes = _tone_details(text, status, said, overall)
+    details += tone + notes
     result = audit["status"]
-    if wrong or (said is not None and said != stage_class):
+    if wrong or tone or (said is not None and said != stage_class):
         result = "contradicted"
-    elif said is None and status != "completed_success" and result == "ok":
+    elif notes and result == "ok":
         result = "unchecked"
-        details.append(f"gives no classification to check; the code's verdict is {status}")
     section = {**audit, "section": "supervisor", "status": result, "details": details}
     return {"claims": judged, "sections": [section]}

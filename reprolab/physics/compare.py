@@ -176,7 +176,12 @@ def compare_curve(
 
     y_range = float(np.ptp(yp)) or 1.0
     paper_features = find_features(xp, yp, FEATURE_PROMINENCE * y_range)
-    sim_features = find_features(xs, ys, FEATURE_PROMINENCE * y_range / 2)
+    # Features of both curves on the common x range: a reproduction that runs past the
+    # paper's window to a higher shoulder would otherwise measure its dips deeper and
+    # wider (prominence and half-prominence width depend on the window).
+    common = (xs >= xp.min()) & (xs <= xp.max())
+    xs_c, ys_c = (xs[common], ys[common]) if common.sum() >= 3 else (xs, ys)
+    sim_features = find_features(xs_c, ys_c, FEATURE_PROMINENCE * y_range / 2)
     features = match_features(paper_features, sim_features, scale, float(np.ptp(xp)))
     shift = max((f["shift_rel"] for f in features), default=None)
     height = max((f["height_rel"] for f in features), default=None)

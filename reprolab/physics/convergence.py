@@ -83,6 +83,28 @@ def pointwise(label: str, xa, ya, xb, yb, x_grid=None, variant: str = RESOLUTION
     return out
 
 
+def pointwise_local(label: str, xa, ya, xb, yb, x_grid=None, variant: str = RESOLUTION) -> dict:
+    """Largest change relative to the curve's local |y| (floored at
+    `thresholds.CONVERGENCE_LOCAL_FLOOR` of its max): what bounds the error where the
+    curve is small. Judged only when the rerun is to excuse a failed check
+    (`excuse_resolution`); it never fails a stage by itself."""
+    import numpy as np
+
+    lo, hi = max(xa[0], xb[0]), min(xa[-1], xb[-1])
+    grid = np.asarray(x_grid if x_grid is not None else xa, float)
+    grid = grid[(grid >= lo) & (grid <= hi)]
+    if grid.size < 2:
+        grid = xa[(xa >= lo) & (xa <= hi)]
+    yb_g = compare.resample(xb, yb, grid)
+    diff = yb_g - compare.resample(xa, ya, grid)
+    floor = th.CONVERGENCE_LOCAL_FLOOR * (float(np.max(np.abs(yb))) or 1.0)
+    rel = np.abs(diff) / np.maximum(np.abs(yb_g), floor)
+    change = float(np.nanmax(rel)) if np.isfinite(rel).any() else math.nan
+    name = f"{label} pointwise max change relative to the local value (excuse test)"
+    out = quantity(variant, name, None, None, change, th.CONVERGENCE_POINTWISE)
+    return {**out, "points": int(grid.size), "excuse_only": True}
+
+
 def feature_quantities(label: str, xa, ya, xb, yb, variant: str = RESOLUTION) -> list[dict]:
     """Position and height of every peak/dip of the rerun against the nearest of the run."""
     import numpy as np
@@ -150,6 +172,7 @@ def curve_quantities(label, a: tuple, b: tuple, x_grid=None, key_values=(), vari
     xa, ya, xb, yb = xa[oa], ya[oa], xb[ob], yb[ob]
     return [
         pointwise(label, xa, ya, xb, yb, x_grid, variant),
+        pointwise_local(label, xa, ya, xb, yb, x_grid, variant),
         *feature_quantities(label, xa, ya, xb, yb, variant),
         *key_value_quantities(label, xa, ya, xb, yb, key_values, variant),
     ]
@@ -261,25 +284,70 @@ def mode_quantities(modes_n: list[dict], modes_v: list[dict], variant: str) -> l
             )
             continue
         dq = abs(near["Q"] - m["Q"]) / m["Q"]
-        out.append(
-            quantity(
-                variant,
-                f"{name} Q",
-                m["Q"],
-                near["Q"],
-                dq,
-                th.CONVERGENCE_Q,
-                _estimate(variant, m["Q"], near["Q"]),
-            )
+        row = quantity(
+            variant,
+            f"{name} Q",
+            m["Q"],
+            near["Q"],
+            dq,
+            th.CONVERGENCE_Q,
+            _estimate(variant, m["Q"], near["Q"]),
         )
+        if variant == PML:
+            row = {**row, **pml_q_bound(dq)}
+        out.append(row)
     return out
+
+
+def pml_q_bound(dq: float) -> dict:
+    """A PML's error in Q at thickness d is at most twice its change when d doubles
+    (first-order convergence in d, the slowest a graded PML gives): one doubling that
+    moves Q by 5 % leaves the run's Q up to 10 % off, so it is judged on that bound."""
+    bound = 2 * dq
+    return {
+        "error_estimate": bound,
+        "status": status_of(bound, th.CONVERGENCE_Q),
+        "note": f"judged on twice the change ({bound:.3g}): the run's own PML error",
+    }
+
+
+def judged(quantities: list[dict]) -> list[dict]:
+    """The quantities that judge a stage (not the excuse tests)."""
+    return [q for q in quantities if not q.get("excuse_only")]
 
 
 def verdict(quantities: list[dict]) -> str:
     """converged (nothing failed), not_converged, or not_run (nothing compared)."""
     if not quantities:
         return "not_run"
-    return "not_converged" if any(q["status"] == "fail" for q in quantities) else "converged"
+    failed = any(q["status"] == "fail" for q in judged(quantities))
+    return "not_converged" if failed else "converged"
+
+
+def q_budget(conv: dict) -> Check | None:
+    """A resonance's Q judged against its PML as well as its resolution: per mode, the
+    sum of its Q changes at 2x resolution and at 2x PML (None without both reruns)."""
+    rows = {}
+    for var in conv.get("variants", []):
+        for q in var.get("quantities", []) if var.get("ran") else []:
+            if q["name"].endswith(" Q") and q["change"] == q["change"]:
+                err = q["error_estimate"] if var["id"] == PML else q["change"]
+                rows.setdefault(q["name"], {})[var["id"]] = err
+    both = {k: v for k, v in rows.items() if RESOLUTION in v and PML in v}
+    if not both:
+        return None
+    name, parts = max(both.items(), key=lambda kv: sum(kv[1].values()))
+    total = sum(parts.values())
+    lim = th.CONVERGENCE_Q
+    return Check(
+        "convergence:q_budget",
+        status_of(total, lim),
+        f"{len(both)} modes' Q judged at 2x resolution and 2x PML together; largest: "
+        f"{name} moved {parts[RESOLUTION]:.3g} (resolution) + {parts[PML]:.3g} (PML bound) = "
+        f"{total:.3g}",
+        round(total, 6),
+        f"fail > {lim.fail:g}, warn > {lim.warn:g} (sum of both changes)",
+    )
 
 
 def convergence_checks(conv: dict) -> list[Check]:
@@ -287,7 +355,7 @@ def convergence_checks(conv: dict) -> list[Check]:
     check per rerun (its worst quantity), failing when any quantity failed."""
     out = []
     for var in conv.get("variants", []):
-        qs = var.get("quantities", [])
+        qs = judged(var.get("quantities", []))
         if not var.get("ran"):
             out.append(Check(f"convergence:{var['id']}", "warn", var.get("note") or "not run"))
             continue
@@ -313,7 +381,8 @@ def convergence_checks(conv: dict) -> list[Check]:
                 worst["limit"],
             )
         )
-    return out
+    budget = q_budget(conv)
+    return out + ([budget] if budget else [])
 
 
 def excuse_resolution(checks: list[dict], conv: dict) -> tuple[list[dict], str]:
@@ -321,11 +390,22 @@ def excuse_resolution(checks: list[dict], conv: dict) -> tuple[list[dict], str]:
     converged; then it becomes a warn saying so, with the numbers. Returns the checks
     and a note for the verdict's reason ('' when nothing was excused)."""
     res = next((v for v in conv.get("variants", []) if v["id"] == RESOLUTION), None)
-    converged = bool(res and res.get("ran") and verdict(res.get("quantities", [])) == "converged")
+    qs = res.get("quantities", []) if res else []
+    converged = bool(res and res.get("ran") and verdict(qs) == "converged")
+    # the excuse must bound the error where the curve is small too
+    unbounded = [q for q in qs if q.get("excuse_only") and q["status"] == "fail"]
     out, note = [], ""
     for c in checks:
-        if c["name"] == "built:resolution_ppw" and c["status"] == "fail" and converged:
-            worst = max(res["quantities"], key=lambda q: q["change"])
+        if c["name"] == "built:resolution_ppw" and c["status"] == "fail" and unbounded:
+            q = unbounded[0]
+            note = (
+                f"under-resolved ({c['value']} pixels per wavelength) and not excused by "
+                f"convergence: at 2x resolution {q['name']} moved {q['change']:.3g} "
+                f"(limit {q['limit']})"
+            )
+            c = {**c, "detail": f"{c['detail']} [{note}]"}
+        elif c["name"] == "built:resolution_ppw" and c["status"] == "fail" and converged:
+            worst = max(qs, key=lambda q: q["change"])
             note = (
                 f"under-resolved ({c['value']} pixels per wavelength, fail < "
                 f"{th.PPW_AS_BUILT.fail:g}) but excused by convergence: at 2x resolution "

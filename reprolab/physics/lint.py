@@ -66,9 +66,13 @@ def source_band(design: dict) -> tuple[float, float]:
 
 
 def design_findings(
-    design: dict, materials: list[dict], band: tuple[float, float] | None = None
+    design: dict,
+    materials: list[dict],
+    band: tuple[float, float] | None = None,
+    structure: bool = True,
 ) -> list[Check]:
-    """Resolution in pixels per wavelength and PML thickness of a design.
+    """Resolution in pixels per wavelength and PML thickness of a design, and its
+    declared dimensions when it simulates a `structure` (a material validation does not).
 
     `band` is the reported frequency band (f_min, f_max) in c/a when known (the paper
     figures' x range); otherwise the source band is used, which is conservative.
@@ -77,7 +81,8 @@ def design_findings(
         # A stage-0 material evaluation: no grid or PML to judge (the run's record must
         # show no simulation: built:no_simulation).
         return []
-    findings = []
+    has_structure = structure and design.get("materials")
+    findings = [declared_dimensions_finding(design)] if has_structure else []
     f_lo, f_hi = band if band else source_band(design)
     lam_min, lam_max = 1 / f_hi, 1 / f_lo  # in units of a
     res = design["resolution"]
@@ -119,6 +124,31 @@ def design_findings(
         )
     )
     return findings
+
+
+def declared_dimensions_finding(design: dict) -> Check:
+    """A simulated structure (a design that names materials) must declare its
+    dimensions: the run-time record checks each against what Meep built
+    (`built:geometry_as_declared`), so a design that declares none would leave a wrong
+    thickness or radius unseen."""
+    declared = design.get("declared_dimensions") or []
+    if declared:
+        names = ", ".join(f"{d['name']} {d['value']:g}" for d in declared[:6])
+        return Check(
+            "declared_dimensions",
+            "pass",
+            f"{len(declared)} declared (units of a): {names}",
+            len(declared),
+        )
+    return Check(
+        "declared_dimensions",
+        "fail",
+        "the design names materials but declares no dimension: list every dimension the "
+        "stage's structure has (thickness, width, radius, period; in units of a) in "
+        "`declared_dimensions`, so that the run-time record can check what Meep built",
+        0,
+        "fail when none is declared",
+    )
 
 
 def problems(findings: list[Check]) -> list[str]:

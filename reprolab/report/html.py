@@ -47,7 +47,12 @@ def _data_uri(src: str, base: Path) -> str | None:
 
 def _parser(base: Path) -> MarkdownIt:
     # html=False: a tag in the text is text; links and autolinks stay as written.
-    md = MarkdownIt("commonmark", {"html": False}).enable("table").disable(["link", "autolink"])
+    # strikethrough: prose the code contradicts is printed struck (~~…~~), never as if it stood
+    md = (
+        MarkdownIt("commonmark", {"html": False})
+        .enable(["table", "strikethrough"])
+        .disable(["link", "autolink"])
+    )
 
     def image(self, tokens, idx, options, env) -> str:
         alt = html.escape(self.renderInlineAsText(tokens[idx].children, options, env))

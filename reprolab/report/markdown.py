@@ -13,7 +13,7 @@ from agents.ledger import summarize
 from reprolab.fileio import read_json
 from reprolab.physics import thresholds as th
 from reprolab.report import modes as modes_report
-from reprolab.report import prose, wording
+from reprolab.report import prose, why, wording
 from reprolab.report.fmt import classification_tally, table_header
 from reprolab.report.security import sandbox_row
 
@@ -350,7 +350,12 @@ def figure_section(
         *(
             modes_report.mode_tables(fig)
             if fig.get("kind") in modes_report.MODE_KINDS
-            else [*curve_metrics_table(fig), *feature_table(fig), *key_value_table(fig)]
+            else [
+                *curve_metrics_table(fig),
+                *why.why_lines(fig),
+                *feature_table(fig),
+                *key_value_table(fig),
+            ]
         ),
     ]
     if narrative:
@@ -404,7 +409,8 @@ def discrepancies_section(analyses: dict, comparisons: dict | None = None) -> li
     rows = []
     for stage_id, a in analyses.items():
         comparison = (comparisons or {}).get(stage_id) or {"figures": []}
-        audit = claims.audit_analysis(a, comparison) if comparisons is not None else None
+        given = prose.given_of(prose.stage_dir_of(comparison))
+        audit = claims.audit_analysis(a, comparison, given) if comparisons is not None else None
         for i, d in enumerate(a["discrepancies"]):
             section = prose.section_of(audit, f"discrepancy:{i}")
             text = prose.render(f"{d['description']} Likely cause: {d['likely_cause']}", section)
@@ -415,10 +421,11 @@ def discrepancies_section(analyses: dict, comparisons: dict | None = None) -> li
     return [*md, *header, *rows, ""]
 
 
-def _stage_conclusion(verdict: dict, comparison: dict) -> str:
+def _stage_conclusion(verdict: dict, comparison: dict, overall: str | None = None) -> str:
     if verdict["status"] == "blocked":
         return f"- `{verdict['stage_id']}`: not run, blocked ({verdict['reason']})."
-    said = prose.supervisor_text(verdict["supervisor"]["output"], comparison, verdict["status"])
+    output = verdict["supervisor"]["output"]
+    said = prose.supervisor_text(output, comparison, verdict["status"], overall)
     return (
         f"- `{verdict['stage_id']}`: **{verdict['status']}** ({verdict['reason']}). "
         f"Supervisor ({verdict['supervisor_verdict']}): {said}"
@@ -474,7 +481,10 @@ def conclusions_section(verdicts: list[dict], figure_rows: list[tuple]) -> list[
         "it and struck through where the code contradicts it.",
         "",
         *paper_end_banner(verdicts)[:2],
-        *(_stage_conclusion(v, by_stage.get(v["stage_id"], {"figures": []})) for v in verdicts),
+        *(
+            _stage_conclusion(v, by_stage.get(v["stage_id"], {"figures": []}), overall)
+            for v in verdicts
+        ),
         "",
     ]
 
@@ -497,6 +507,19 @@ def _value(v) -> str:
     return _fmt(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else "–"
 
 
+def _check_note(x: dict) -> str:
+    """A check not passed, with what it found: a failure always says what failed (its
+    detail beside its threshold), a warning its threshold or detail."""
+    detail = " ".join((x.get("detail") or "").split()).replace("|", "\\|")
+    threshold = x.get("threshold") or ""
+    if x["status"] == "fail" and detail:
+        why = f"{detail[:200]}" + (f"; limit {threshold}" if threshold else "")
+    else:
+        why = threshold or detail[:80]
+    excused = f", excused by {x['excused_by']}" if x.get("excused_by") else ""
+    return f"**{x['status']}** `{x['name']}` = {_value(x['value'])} ({why}){excused}"
+
+
 def checks_section(checks_by_stage: dict, out_dir: Path) -> list[str]:
     """Every stage's deterministic checks: verdict, and each check not passed with its
     number and threshold (docs/checks.md)."""
@@ -507,12 +530,7 @@ def checks_section(checks_by_stage: dict, out_dir: Path) -> list[str]:
     for sid, c in checks_by_stage.items():
         bad = [x for x in c["checks"] if x["status"] != "pass"]
         passed = len(c["checks"]) - len(bad)
-        notes = "; ".join(
-            f"**{x['status']}** `{x['name']}` = {_value(x['value'])} "
-            f"({x['threshold'] or x['detail'][:80]})"
-            + (f", excused by {x['excused_by']}" if x.get("excused_by") else "")
-            for x in bad
-        )
+        notes = "; ".join(_check_note(x) for x in bad)
         if c.get("diagnosis"):
             notes += f"; diagnosis: {_rel(c['diagnosis'], out_dir)}"
         md.append(f"| {sid} | {c['verdict']} | {passed}/{len(c['checks'])} | {notes or '–'} |")

@@ -8,9 +8,33 @@ from pathlib import Path
 
 from reprolab.artifacts import load_analysis, load_comparison
 from reprolab.errors import InputFileError
+from reprolab.fileio import read_json
 from reprolab.physics import claims
 
 UNCHECKED = "[unchecked]"
+
+
+def given_of(stage_dir: Path | None) -> tuple[float, ...]:
+    """The numbers a stage's design and the approved materials state
+    (`claims.given_numbers`); none without a stage folder."""
+    if stage_dir is None:
+        return ()
+    sources = []
+    for path in (stage_dir / "design.json", stage_dir.parent.parent / "validated_materials.json"):
+        try:
+            data = read_json(path)
+        except (OSError, ValueError, InputFileError):
+            continue
+        sources.append(data.get("output", data) if isinstance(data, dict) else data)
+    return claims.given_numbers(*sources)
+
+
+def stage_dir_of(comparison: dict) -> Path | None:
+    """The stage folder of a comparison (its figures' overlays sit in it)."""
+    overlay = next(
+        (f.get("overlay") for f in comparison.get("figures", []) if f.get("overlay")), None
+    )
+    return Path(overlay).parent if overlay else None
 
 
 def stage_audit(stage_dir: Path) -> dict | None:
@@ -20,7 +44,7 @@ def stage_audit(stage_dir: Path) -> dict | None:
         comparison = load_comparison(stage_dir / "comparison.json")
     except InputFileError:
         return None
-    return claims.audit_analysis(analysis.output_json(), comparison.to_json())
+    return claims.audit_analysis(analysis.output_json(), comparison.to_json(), given_of(stage_dir))
 
 
 def section_of(audit: dict | None, name: str) -> dict | None:
@@ -56,19 +80,24 @@ def render(text: str, audit_section: dict | None) -> str:
     return marked
 
 
-def supervisor_section(output: dict, comparison: dict, status: str) -> dict:
-    """The audit of a supervisor's feedback (claims, classification, status words)."""
-    return claims.audit_supervisor(output, comparison, status)["sections"][0]
+def supervisor_section(
+    output: dict, comparison: dict, status: str, overall: str | None = None
+) -> dict:
+    """The audit of a supervisor's feedback (claims, classification, status words, the
+    whole paper's class), with the numbers its stage's design states as given."""
+    given = given_of(stage_dir_of(comparison))
+    return claims.audit_supervisor(output, comparison, status, overall, given)["sections"][0]
 
 
-def supervisor_text(output: dict, comparison: dict, status: str) -> str:
+def supervisor_text(output: dict, comparison: dict, status: str, overall: str | None = None) -> str:
     """The supervisor's feedback as the report prints it, after the code's verdict: struck
     through when it contradicts the code, its unclaimed numbers marked, and a feedback
-    that gives no classification on a stage the code did not judge SUCCESS said so."""
+    that gives no classification on a stage the code did not judge SUCCESS said so,
+    whatever else its audit found."""
     text = output.get("feedback") or ""
-    section = supervisor_section(output, comparison, status)
+    section = supervisor_section(output, comparison, status, overall)
     rendered = render(text, section)
-    if section["status"] != "unchecked" or not text:
+    if section["status"] == "contradicted" or not text:
         return rendered
     unclassified = [d for d in section["details"] if d.startswith("gives no classification")]
     if unclassified:

@@ -27,6 +27,7 @@ from reprolab.artifacts import (
 )
 from reprolab.errors import InputFileError
 from reprolab.events import log_event
+from reprolab.fileio import read_json
 from reprolab.physics import checks as checks_mod
 from reprolab.physics import claims, compare
 from reprolab.steps import mode_results
@@ -51,18 +52,31 @@ def raw_curves(run, design: SimulationDesign, run_dir: Path) -> dict:
     return curves
 
 
+def given_numbers(run, design) -> tuple[float, ...]:
+    """The numbers the design and the approved materials state (as the report reads them)."""
+    materials = Path(run.out_dir) / "validated_materials.json"
+    approved = read_json(materials) if materials.is_file() else {}
+    return claims.given_numbers(design.model_dump(mode="json"), approved)
+
+
 def analysis_problems(
-    analysis: dict, comparison: dict, target_figures: list[str], curves: dict | None = None
+    analysis: dict,
+    comparison: dict,
+    target_figures: list[str],
+    curves: dict | None = None,
+    given: tuple[float, ...] = (),
 ) -> list[str]:
     """What code can tell is wrong with an analysis: missing figures, wrong classes,
-    numbers no recomputed metric supports (and a comparison file that does not recompute)."""
+    numbers no recomputed metric supports (and a comparison file that does not recompute),
+    discrepancy rows whose severity or direction the comparison contradicts. `given`: the
+    numbers the design states (no claim needed)."""
     problems = []
     if curves is not None:
         problems += [
             f"comparison.json: {m}" for m in compare.recompute_comparison(comparison, curves)
         ]
     # every cited number through its structured claim; no regex acceptance of prose
-    problems += claims.problems(claims.audit_analysis(analysis, comparison))
+    problems += claims.problems(claims.audit_analysis(analysis, comparison, given))
     computed = {f["figure_id"]: f["classification"] for f in comparison["figures"]}
     narrated = {n["figure_id"]: n["narrative"] for n in analysis.get("per_figure", [])}
     for fig in target_figures:
@@ -111,7 +125,9 @@ def analyze_stage(
         images=[str(p) for p in images],
     )
     validation = load_validation(validation_path)
-    curves = raw_curves(run, load_design(design_path).output, stage_dir / "run")
+    design = load_design(design_path).output
+    curves = raw_curves(run, design, stage_dir / "run")
+    given = given_numbers(run, design)
     feedback = None
     limit = run.limits.max_analysis_revisions
     for attempt in range(1, limit + 1):
@@ -130,7 +146,7 @@ def analyze_stage(
         )
         write_analysis(stage_dir / f"analysis.r{attempt}.json", analysis)
         said = analysis.output_json()  # the analysis as the audit and the validator read it
-        problems = analysis_problems(said, comparison, stage.target_figures, curves)
+        problems = analysis_problems(said, comparison, stage.target_figures, curves, given)
         ctx = comparison_validator.context(compared.figures, said, figures, problems)
         check = as_agent_artifact(
             ReviewArtifact[ComparisonValidatorOutput],
@@ -146,7 +162,7 @@ def analyze_stage(
                 "flagged": not approved,
                 "issues": check.output.issues + problems,
             }
-            analysis.prose_audit = claims.audit_analysis(said, comparison)
+            analysis.prose_audit = claims.audit_analysis(said, comparison, given)
             write_analysis(out_analysis, analysis)
             log_event(
                 run.out_dir,

@@ -48,10 +48,39 @@ HIERARCHY = {
 }
 
 
-def hierarchy_stages(plan: PlannerOutput, stage: PlanStage) -> list[str]:
-    """Stages whose verdicts this stage's type waits for (its DAG edges besides deps)."""
+def hierarchy_stages(plan: PlannerOutput | list[PlanStage], stage: PlanStage) -> list[str]:
+    """Stages whose verdicts this stage's type waits for (its DAG edges besides deps):
+    the lower levels it uses, i.e. every material validation (its materials) and the
+    lower-level stages among its dependencies, direct or not (a validated geometry). A
+    stage that shares nothing with a failed one is judged on its own."""
+    stages = plan.stages if isinstance(plan, PlannerOutput) else list(plan)
+    by_id = {s.stage_id: s for s in stages}
+    used, todo = set(), list(stage.dependencies)
+    while todo:
+        sid = todo.pop()
+        if sid not in used and sid in by_id:
+            used.add(sid)
+            todo += by_id[sid].dependencies
     lower = set(HIERARCHY[stage.stage_type])
-    return [s.stage_id for s in plan.stages if s.stage_type in lower and s is not stage]
+    return [
+        s.stage_id
+        for s in stages
+        if s.stage_type in lower
+        and s is not stage
+        and (s.stage_type == StageType.MATERIAL_VALIDATION or s.stage_id in used)
+    ]
+
+
+# A dependency that failed only because its figure did not match the paper's data
+# (checks and run validation passed: the simulation itself stands) blocks nothing: the
+# paper's data may be what is wrong, and each figure is judged on its own.
+FAILED_BY_COMPARISON = "comparison"
+
+
+def _blocks(v: dict) -> bool:
+    if v["status"] in OK_STATUSES:
+        return False
+    return not (v["status"] == "completed_failed" and v.get("failed_by") == FAILED_BY_COMPARISON)
 
 
 def blocked_reason(
@@ -68,10 +97,10 @@ def blocked_reason(
             "no later stage runs (its reasons: the report's Conclusions)"
         )
     for v in dep_verdicts:
-        if v["status"] not in OK_STATUSES:
+        if _blocks(v):
             return f"dependency {v['stage_id']} ended {v['status']} ({v.get('reason', '')})"
     for v in hierarchy_verdicts:
-        if v["status"] not in OK_STATUSES:
+        if _blocks(v):
             return (
                 f"validation hierarchy: {stage.stage_type} waits for {v['stage_id']}, which "
                 f"ended {v['status']}"

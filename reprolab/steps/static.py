@@ -3,7 +3,12 @@ reports, whether the resolution must follow the environment, the findings."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from agents.common import StageType
 from agents.simulation_designer import SimulationDesign
+from reprolab.artifacts import load_plan
+from reprolab.errors import InputFileError
 from reprolab.physics import checks as checks_mod
 from reprolab.physics import lint
 from reprolab.settings import PaperRun
@@ -31,10 +36,22 @@ def resolution_env_required(run: PaperRun) -> bool:
     return bool(on or cfg.get("debug", {}).get("enabled"))
 
 
+def simulates_structure(design: SimulationDesign, run: PaperRun) -> bool:
+    """False for a material validation stage of the plan (it evaluates materials and
+    builds no structure whose dimensions could be declared); True otherwise."""
+    try:
+        plan = load_plan(Path(run.out_dir) / "plan.json")
+    except (InputFileError, OSError):
+        return True
+    stage = next((s for s in plan.stages if s.stage_id == design.stage_id), None)
+    return stage is None or stage.stage_type != StageType.MATERIAL_VALIDATION
+
+
 def static_findings(design: SimulationDesign, mats: list, code: str | None, run: PaperRun):
     """The lint's findings on a design (and its code), numbers and thresholds included."""
     d = design.model_dump()
-    findings = lint.design_findings(d, mats, reported_band(design, run))
+    structure = simulates_structure(design, run)
+    findings = lint.design_findings(d, mats, reported_band(design, run), structure)
     if code is not None:
         findings += lint.code_findings(code, d, need_resolution_env=resolution_env_required(run))
     return findings

@@ -155,7 +155,18 @@ def stage_verdict(
     output = artifact.output_json()  # what the audit, the gates and the backtrack read
     said = claims.audit_supervisor(output, comparison.to_json(), status)["sections"][0]
     acted = act_on_supervisor(run, plan, stage, status, reason, output, found, said)
+    figs = {f["figure_id"] for f in comparison.to_json()["figures"]}
+    compared = figs >= set(stage.target_figures)
+    failed = acted["status"] == status == "completed_failed"
+    if failed and compared and compared_only(checks, validation, ran):
+        acted = {**acted, "failed_by": eligibility.FAILED_BY_COMPARISON}
     record_verdict(run, stage, out_verdict, artifact, said, found, acted)
+
+
+def compared_only(checks: dict, validation: RunValidation, ran) -> bool:
+    """The stage failed only on its figures' comparison: its run, checks and validation
+    stand, so the failure may be the paper's data and blocks no other stage."""
+    return not ran and checks["verdict"] != "fail" and validation.verdict != "fail"
 
 
 def record_verdict(run, stage, out_verdict, artifact, said, found, acted) -> None:
@@ -179,7 +190,7 @@ def record_verdict(run, stage, out_verdict, artifact, said, found, acted) -> Non
             supervisor_check={"status": said["status"], "details": said["details"]},
             backtrack_suggestions=found,
             user_note=acted["user_note"],
-            **{k: acted[k] for k in ("paper_end", "priority") if acted.get(k)},
+            **{k: acted[k] for k in ("paper_end", "priority", "failed_by") if acted.get(k)},
         ),
     )
     log_event(run.out_dir, "verdict", f"{stage.stage_id}: {acted['status']} ({acted['reason']})")

@@ -103,12 +103,24 @@ def test_a_class_word_or_status_word_alone_is_held_to_the_code():
 
 def test_unclassified_feedback_on_a_failed_stage_is_never_standing_unmarked():
     """The measured failure: 'validation passes' beside completed_failed, printed plain.
-    A recording without the new fields (old format) is marked unchecked with the verdict."""
+    Praise of a failed stage with no word of a problem is struck, the missing
+    classification said beside it; feedback that names the failure carries the note."""
     text = "The single-structure validation passes."
     out = supervisor(text)
     md = conclusions("completed_failed", out, comparison(0.2, cls="FAILURE"))
+    assert f"~~{text}~~" in md and text not in standing(md)
+    assert "speaks of success ('passes'), the code's verdict is completed_failed" in md
+    assert "gives no classification to check; the code's verdict is completed_failed" in md
+    # numbers without a claim and no classification: the note stands beside the marks
+    said = "Peak errors differ by 2 % here; the set-up has to be redone."
+    md = conclusions("completed_failed", supervisor(said), comparison(0.2, cls="FAILURE"))
+    assert "2 % [unchecked]" in md
     assert "unchecked: the supervisor gives no classification to check; the code's " in md
     assert "verdict is completed_failed" in md
+    # praise with unclaimed numbers ("2D", "sub-0.1 %"): struck, not only marked
+    said = "The 2D set-up passes with sub-0.1 % peak errors; the set-up can be reused."
+    md = conclusions("completed_failed", supervisor(said), comparison(0.2, cls="FAILURE"))
+    assert f"~~{said}~~" in md and "2 [unchecked]D" not in md
     ok = conclusions("completed_success", out, comparison(1e-4))
     assert f"{text}\n" in ok + "\n" and "unchecked" not in ok  # the example's own words
 
@@ -239,15 +251,22 @@ def test_change_priority_only_among_stages_whose_dependencies_are_met(tmp_path):
     record = eligibility.change_priority(
         tmp_path, BRANCHED, stage1, "completed_success", ["stage4_rod", S2, S0, "stage9_x"]
     )
-    # stage2 waits for stage4 too (validation hierarchy: arrays after every single structure)
-    assert record["order"] == ["stage4_rod"]
+    # stage2 waits only for what it uses (stage1 and the materials), not for stage4
+    assert record["order"] == ["stage4_rod", S2]
     refused = " | ".join(record["refused"])
-    assert "stage2_mirror: its dependency stage4_rod has not completed" in refused
     assert "stage0_mat: already run" in refused and "stage9_x: not a stage" in refused
-    assert eligibility.priority_of(tmp_path, "stage4_rod") == 1
-    assert eligibility.priority_of(tmp_path, S2) == 0
-    # a failed current stage is no met dependency: nothing accepted, nothing written
+    assert eligibility.priority_of(tmp_path, "stage4_rod") == 2
+    assert eligibility.priority_of(tmp_path, S2) == 1
+    # a stage it uses that has not completed is refused
     (tmp_path / eligibility.PRIORITY_FILE).unlink()
+    record = eligibility.change_priority(
+        tmp_path, BRANCHED, BRANCHED.stages[2], "completed_success", [S2]
+    )
+    assert record["refused"] == [
+        "stage2_mirror: its dependency stage1_slab has not completed (not run)"
+    ]
+    # a failed current stage is no met dependency: nothing accepted, nothing written
+    (tmp_path / eligibility.PRIORITY_FILE).unlink(missing_ok=True)
     record = eligibility.change_priority(
         tmp_path, LINEAR, LINEAR.stages[1], "completed_failed", [S2]
     )

@@ -72,13 +72,60 @@ def test_peak_height_and_key_value_changes_fail():
 MODES = [{"freq": 0.118, "Q": 77.3}, {"freq": 0.1472, "Q": 335.4}, {"freq": 0.1753, "Q": 1293.0}]
 
 
-@pytest.mark.parametrize(("q_factor", "status"), [(1.01, "pass"), (1.06, "warn"), (1.10, "fail")])
-def test_harminv_q_that_moves_fails(q_factor, status):
+@pytest.mark.parametrize(
+    ("q_factor", "variant", "status"),
+    [
+        (1.01, "resolution_2x", "pass"),
+        (1.06, "resolution_2x", "warn"),
+        (1.10, "resolution_2x", "fail"),
+        (1.01, "pml_2x", "pass"),
+        (1.03, "pml_2x", "warn"),
+        # a PML doubling is judged on twice its change: 6 % leaves the run up to 12 % off
+        (1.06, "pml_2x", "fail"),
+    ],
+)
+def test_harminv_q_that_moves_fails(q_factor, variant, status):
     varied = [{**m, "Q": m["Q"] * (q_factor if m["freq"] > 0.17 else 1.0)} for m in MODES]
-    qs = conv.mode_quantities(MODES, varied, conv.PML)
-    assert [q["variant"] for q in qs] == [conv.PML] * 6
+    qs = conv.mode_quantities(MODES, varied, variant)
+    assert [q["variant"] for q in qs] == [variant] * 6
     assert _by_name(qs, "Q")["status"] == "pass"  # the first mode did not move
     assert qs[-1]["name"].endswith("Q") and qs[-1]["status"] == status
+
+
+def test_q_budget_adds_both_reruns():
+    """Each rerun alone passes or warns; their sum (resolution + the PML bound) fails."""
+    res = conv.mode_quantities(MODES, [{**m, "Q": m["Q"] * 1.05} for m in MODES], conv.RESOLUTION)
+    pml = conv.mode_quantities(MODES, [{**m, "Q": m["Q"] * 1.02} for m in MODES], conv.PML)
+    assert {q["status"] for q in res + pml if q["name"].endswith("Q")} == {"warn"}
+    record = {
+        "variants": [
+            {"id": conv.RESOLUTION, "ran": True, "quantities": res},
+            {"id": conv.PML, "ran": True, "quantities": pml},
+        ]
+    }
+    budget = conv.q_budget(record)
+    assert budget.name == "convergence:q_budget" and budget.status == "fail"
+    assert budget.value == pytest.approx(0.05 + 0.04, rel=1e-3)
+    assert conv.q_budget({"variants": record["variants"][:1]}) is None  # one rerun: none
+
+
+def test_a_resolution_excuse_needs_the_local_change_bounded():
+    """A rerun that moved the curve 2 % of its max but 20 % where it is a tenth of it
+    converges, yet excuses no under-resolved run."""
+    x = np.linspace(1.0, 2.0, 101)
+    y = 0.02 + np.exp(-(((x - 1.5) / 0.1) ** 2))
+    moved = y + 0.02 * (x < 1.2)
+    qs = conv.curve_quantities("f/R", (x, y), (x, moved))
+    local = next(q for q in qs if q.get("excuse_only"))
+    assert local["status"] == "fail" and conv.verdict(qs) == "converged"
+    failed = {"name": "built:resolution_ppw", "status": "fail", "value": 10.0, "detail": "d"}
+    conv_record = {"variants": [{"id": conv.RESOLUTION, "ran": True, "quantities": qs}]}
+    checks, note = conv.excuse_resolution([failed], conv_record)
+    assert checks[0]["status"] == "fail" and "not excused by convergence" in note
+    same = conv.curve_quantities("f/R", (x, y), (x, y + 0.001))
+    ok_record = {"variants": [{"id": conv.RESOLUTION, "ran": True, "quantities": same}]}
+    checks, note = conv.excuse_resolution([failed], ok_record)
+    assert checks[0]["status"] == "warn" and checks[0]["excused_by"] == "convergence"
 
 
 def test_harminv_frequency_shift_and_lost_mode():

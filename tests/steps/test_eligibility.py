@@ -33,6 +33,35 @@ def test_dependencies_then_hierarchy_then_budget():
     assert eligibility.blocked_reason(material, [], [], 10**6, 1) is None  # mandatory
 
 
+def test_a_failure_on_the_comparison_alone_blocks_nothing():
+    """A dependency whose run and checks stand but whose figure did not match the paper
+    (the paper's data may be wrong) lets its dependents run; any other failure blocks."""
+    s = stage(StageType.PARAMETER_SWEEP)
+    by_data = [{**verdict("stage1_a", "completed_failed"), "failed_by": "comparison"}]
+    assert eligibility.blocked_reason(s, by_data, by_data, 0, None) is None
+    by_checks = [verdict("stage1_a", "completed_failed")]
+    assert "dependency stage1_a ended completed_failed" in eligibility.blocked_reason(
+        s, by_checks, [], 0, None
+    )
+
+
+def test_the_hierarchy_waits_only_for_what_a_stage_uses():
+    """A sweep waits for the materials and for the lower stages it depends on, not for
+    an unrelated single structure."""
+
+    def ps(sid, st, deps=()):
+        return PlanStage.model_construct(stage_id=sid, stage_type=st, dependencies=list(deps))
+
+    stages = [
+        ps("stage0_m", StageType.MATERIAL_VALIDATION),
+        ps("stage1_slab", StageType.SINGLE_STRUCTURE, ["stage0_m"]),
+        ps("stage2_rod", StageType.SINGLE_STRUCTURE, ["stage0_m"]),
+        ps("stage3_sweep", StageType.PARAMETER_SWEEP, ["stage1_slab"]),
+    ]
+    assert eligibility.hierarchy_stages(stages, stages[3]) == ["stage0_m", "stage1_slab"]
+    assert eligibility.hierarchy_stages(stages, stages[2]) == ["stage0_m"]
+
+
 def test_hierarchy_levels_follow_the_seed():
     h = eligibility.HIERARCHY
     assert h[StageType.SINGLE_STRUCTURE] == (StageType.MATERIAL_VALIDATION,)

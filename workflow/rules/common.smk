@@ -9,7 +9,7 @@ from pathlib import Path
 from snakemake.exceptions import IncompleteCheckpointException
 
 from reprolab.artifacts import load_design, load_plan, plan_rerun_note
-from reprolab.steps.eligibility import HIERARCHY, priority_of
+from reprolab.steps.eligibility import hierarchy_stages, priority_of
 from reprolab.errors import ReproLabError
 from reprolab.fileio import lock_outputs_dir
 from reprolab.smk import cached_json, cached_paper
@@ -275,11 +275,7 @@ def get_design_inputs(wildcards):
     if stage.stage_type != "MATERIAL_VALIDATION":
         inputs["validated"] = f"{OUT}/{wildcards.paper}/validated_materials.json"
     # The validation hierarchy (reprolab.steps.eligibility): lower levels' verdicts are edges too.
-    lower = [
-        s.stage_id
-        for s in plan_stages(wildcards)
-        if s.stage_type in HIERARCHY[stage.stage_type] and s.stage_id != wildcards.stage
-    ]
+    lower = hierarchy_stages(plan_stages(wildcards), stage)
     inputs["hierarchy"] = [
         ancient(stage_file(wildcards, s, "verdict.json")) for s in lower
     ]

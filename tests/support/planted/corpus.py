@@ -157,6 +157,23 @@ PLANTED = {
     "ring_q_thin_pml_converge": (ring_script(pml=0.35), ["convergence:pml_2x"]),
     "output_copied_from_paper": (paper_copied(), ["traceable:spectrum.csv:T"]),
     "as_built_record_deleted": (record_deleted(), ["built:field_decay"]),
+    # Checks that a design cannot silence by omission, and convergence that never
+    # excuses what it does not bound: the 200 nm spacer of a design that declares no
+    # dimension; a thin slab's R at 10 px per wavelength (2x moves it 2.3 % of its max,
+    # 14 % where R is small: the resolution failure stands); the Q 1375 mode of a 0.5 a
+    # PML, 5.4 % moved by one PML doubling (twice that bounds its own PML error: 10.8 %).
+    "spacer_200_undeclared": (
+        slab_script(thickness_um=0.2, declare=False),
+        ["declared_dimensions"],
+    ),
+    "thin_slab_r_small_values_not_excused": (
+        slab_script(resolution=45, thickness_um=0.1, curve="R"),
+        ["built:resolution_ppw"],
+    ),
+    "ring_q_thin_pml_one_doubling": (
+        ring_script(pml=0.5),
+        ["convergence:pml_2x", "convergence:q_budget"],
+    ),
 }
 CORRECT = {
     "slab": slab_script(),
@@ -185,6 +202,8 @@ CORRECT = {
 AUTO = {
     "bragg_under_resolved_converge",
     "ring_q_thin_pml_converge",
+    "thin_slab_r_small_values_not_excused",
+    "ring_q_thin_pml_one_doubling",
     "thin_slab_under_resolved_converged",
     "ring_resonator_converged",
 }

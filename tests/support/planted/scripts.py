@@ -26,6 +26,8 @@ def slab_script(
     stop: str = "fields",
     film_style: str = "literal",
     declared_um: float | None = None,
+    declare: bool = True,
+    curve: str = "T",
 ) -> tuple[str, dict]:
     """T and R of a slab (n = 2.0, or a `meep.materials` medium such as fused_quartz or
     Ag) in air, 1D; with `bragg_pairs`, a quarter-wave stack (n = 2.0 / 1.45 at 0.65 µm)
@@ -36,7 +38,8 @@ def slab_script(
     `film_style` writes the layer as a literal import, `getattr(meep.materials, NAME)`
     or a centre computed by a function; `stop` picks the stop condition (fields,
     energy, dft decayed or a fixed time `fixed:T`); `declared_um` is the thickness the
-    design declares (the built one is `thickness_um`).
+    design declares (the built one is `thickness_um`); `declare=False` declares none;
+    `curve` is the column the figure compares (T or R).
     """
     dispersive = material != "const"
     mat_import = f"from meep.materials import {material}" if dispersive else ""
@@ -161,17 +164,20 @@ def slab_script(
         "figure_outputs": [
             {
                 "figure_id": "fig1",
-                "curve_id": "T",
+                "curve_id": curve,
                 "file": "spectrum.csv",
                 "x_column": "wavelength_um",
-                "y_column": "T",
+                "y_column": curve,
             }
         ],
     }
     design["conservation"] = "absorbing" if material == "Ag" else "closed"
-    design["declared_dimensions"] = (
-        [] if bragg_pairs else [{"name": "slab", "value": declared_um or thickness_um}]
-    )
+    layers = [
+        {"name": "high-index layer", "value": 0.65 / (4 * 2.0)},
+        {"name": "low-index layer", "value": 0.65 / (4 * 1.45)},
+    ]
+    slab = [{"name": "slab", "value": declared_um or thickness_um}]
+    design["declared_dimensions"] = (layers if bragg_pairs else slab) if declare else []
     stops = {
         "fields": "mp.stop_when_fields_decayed(5, mp.Ex, mp.Vector3(z=Z_TRAN), DECAY_BY)",
         "energy": "mp.stop_when_energy_decayed(5, DECAY_BY)",

@@ -111,10 +111,13 @@ def bend_script(*, resolution: int = 10, pml: float = 1.0, normalise: bool = Tru
     )
 
 
-def cylinder_script(*, resolution: int = 10, sca_factor: float = 1.0, abs_sign: int = 1):
+def cylinder_script(
+    *, resolution: int = 10, sca_factor: float = 1.0, abs_sign: int = 1, figure: bool = False
+):
     """Scattering and absorption cross-sections of a lossy cylinder (r = 0.5, n = 1.5),
     from the scattered and the total flux out of a box; `sca_factor` and `abs_sign`
-    plant a wrong normalisation or a flipped sign."""
+    plant a wrong normalisation or a flipped sign; `figure` makes sigma_sca a figure's
+    curve (what a convergence rerun compares)."""
     code = textwrap.dedent(
         f'''
         """Planted corpus: 2D scattering by a lossy cylinder."""
@@ -182,6 +185,17 @@ def cylinder_script(*, resolution: int = 10, sca_factor: float = 1.0, abs_sign: 
         cols,
         conservation="open_radiating",
         declared_dimensions=[{"name": "cylinder radius", "value": 0.5}],
+        figure_outputs=[
+            {
+                "figure_id": "fig1",
+                "curve_id": "sca",
+                "file": "spectrum.csv",
+                "x_column": "freq",
+                "y_column": "sigma_sca",
+            }
+        ]
+        if figure
+        else [],
     )
 
 

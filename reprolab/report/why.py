@@ -1,0 +1,98 @@
+"""Why a figure is not SUCCESS: the metric, its value against its band, and the peak or
+dip that set it, so that a reader of a PARTIAL or FAILURE sees what made it so."""
+
+from __future__ import annotations
+
+import math
+
+from reprolab.physics import thresholds as th
+
+# The feature quantity each feature metric is the largest of (physics/compare.py).
+FEATURE_OF_METRIC = {
+    "feature_shift_rel": "shift_rel",
+    "feature_height_rel": "height_rel",
+    "feature_width_rel": "width_rel",
+}
+BANDS = {b.metric: b for b in th.DISCREPANCY_THRESHOLDS}
+
+
+def _pct(v: float) -> str:
+    return f"{v * 100:.3g} %"
+
+
+def _feature_phrase(curve: dict, metric: str) -> str:
+    """The matched feature whose quantity is the metric's value."""
+    q = FEATURE_OF_METRIC.get(metric)
+    if q is None:
+        return ""
+    feats = [
+        (i, f)
+        for i, f in enumerate(curve.get("features", []))
+        if isinstance(f.get(q), (int, float)) and math.isfinite(f[q])
+    ]
+    unmatched = [i for i, f in enumerate(curve.get("features", [])) if f.get("x_sim") is None]
+    if unmatched:
+        f = curve["features"][unmatched[0]]
+        return f", set by {f['kind']} {unmatched[0]} at x = {f['x_paper']:.5g}, unmatched"
+    if not feats:
+        return ""
+    i, f = max(feats, key=lambda item: item[1][q])
+    return (
+        f", set by {f['kind']} {i} (x = {f['x_paper']:.5g} in the paper, "
+        f"{f['x_sim']:.5g} reproduced)"
+    )
+
+
+def curve_reasons(curve: dict) -> list[str]:
+    """Each metric and key value of one curve that is not SUCCESS, in words."""
+    cid = curve["curve_id"]
+    if "error" in curve:
+        return [f"`{cid}`: FAILURE, not compared ({curve['error']})"]
+    if curve.get("qualitative"):
+        return [f"`{cid}`: PARTIAL, no digitized data (compared by eye only)"]
+    out = []
+    for metric, cls in (curve.get("classes") or {}).items():
+        if cls == "SUCCESS":
+            continue
+        value = (curve.get("metrics") or {}).get(metric)
+        band = BANDS.get(metric)
+        if value is None or not isinstance(value, (int, float)) or not math.isfinite(value):
+            out.append(f"`{cid}` {metric}: {cls}, not computed ({curve.get('note') or 'no value'})")
+            continue
+        limits = (
+            f" (SUCCESS up to {_pct(band.acceptable)}, PARTIAL up to {_pct(band.investigate)})"
+            if band
+            else ""
+        )
+        out.append(
+            f"`{cid}` {metric} = {_pct(value)}: {cls}{limits}{_feature_phrase(curve, metric)}"
+        )
+    for kv in curve.get("key_values", []):
+        if kv.get("class") not in (None, "SUCCESS"):
+            err = kv.get("rel_error")
+            said = _pct(err) if isinstance(err, (int, float)) and math.isfinite(err) else "n/a"
+            out.append(
+                f"`{cid}` key value {kv.get('quantity') or kv['kind']}: {kv['class']} "
+                f"(relative error {said}, SUCCESS up to {_pct(th.KEY_VALUE.acceptable)})"
+            )
+    return out
+
+
+def figure_reasons(fig: dict) -> list[str]:
+    """Why the figure is not SUCCESS (empty when it is)."""
+    if fig.get("classification") == "SUCCESS":
+        return []
+    return [r for c in fig.get("curves", []) for r in curve_reasons(c)]
+
+
+def why_lines(fig: dict) -> list[str]:
+    """The report's lines under a figure that is PARTIAL or FAILURE."""
+    reasons = figure_reasons(fig)
+    if not reasons:
+        return []
+    return [
+        "",
+        f"Why {fig['classification']} (the code's metrics):",
+        "",
+        *(f"- {r}" for r in reasons),
+    ]
