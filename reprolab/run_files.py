@@ -241,7 +241,7 @@ def create_run_file(folder, rel, data: bytes) -> None:
         make_real_dir(folder, "/".join(parts[:-1]))
     with _folder_fd(folder, parts[:-1]) as dir_fd:
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        fd = os.open(parts[-1], flags, 0o644, dir_fd=dir_fd)
+        fd = os.open(parts[-1], flags, 0o666, dir_fd=dir_fd)  # the umask decides
     with os.fdopen(fd, "wb") as fh:
         fh.write(data)
 

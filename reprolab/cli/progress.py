@@ -27,6 +27,20 @@ TOTAL = re.compile(r"^total\s+(\d+)\s*$")
 ERROR = re.compile(r"^(Error in rule|\w*(Error|Exception)\b|Exiting because|WorkflowError)")
 
 
+# The rules that write a setting or a stamp (workflow/rules/settings.smk): their ends
+# are counted, never listed.
+BOOKKEEPING = frozenset(
+    {
+        "simulation_settings",
+        "figure_x_range",
+        "figure_data",
+        "figure_image",
+        "stated_result",
+        "stage_inputs",
+    }
+)
+
+
 def clock(seconds: float) -> str:
     s = int(seconds)
     return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
@@ -169,11 +183,13 @@ class ProgressConsole:
         if block["id"] is None:
             return None
         self.jobs[block["id"]] = job
-        if self.tty and job["rule"] != "simulate":
+        if (self.tty and job["rule"] != "simulate") or job["rule"] in BOOKKEEPING:
             return None  # a terminal sees it in the status line, refreshed in place
         return f"[{self.done + 1:>3} of {self.total or '?'}] start {self.name(job)}"
 
-    def ended(self, job: dict) -> str:
+    def ended(self, job: dict) -> str | None:
+        if job["rule"] in BOOKKEEPING:
+            return None  # counted in "n of N", not worth a line of its own
         took = clock(time.time() - job["started"])
         return f"[{self.done:>3} of {self.total}] done  {self.name(job)} ({took})"
 

@@ -22,7 +22,7 @@ def add_command(sub) -> None:
         "unlock",
         help="release the lock a killed run left on this config's outputs folder only",
     )
-    cmd.add_argument("--configfile", default="config/config.yaml")
+    cmd.add_argument("--configfile", default="config/config.yaml", help="the run's config file")
     cmd.add_argument(
         "--directory",
         default=".",

@@ -315,7 +315,7 @@ def captured_logs(workdir: Path):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(workdir / name)  # a link is removed, never opened
             flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-            fds.append(os.open(workdir / name, flags, 0o644))
+            fds.append(os.open(workdir / name, flags, 0o666))  # the umask decides
         yield fds[0], fds[1]
         for name, fd in zip(("stdout.txt", "stderr.txt"), fds, strict=True):
             _put_back_log(workdir / name, fd)
@@ -339,7 +339,7 @@ def _put_back_log(path: Path, fd: int) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.restore")
     with contextlib.suppress(FileNotFoundError):
         os.unlink(tmp)
-    out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
     try:
         os.lseek(fd, 0, os.SEEK_SET)
         while os.sendfile(out, fd, None, 1 << 24):

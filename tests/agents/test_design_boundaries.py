@@ -24,9 +24,14 @@ PAPERS = Path(__file__).parents[2] / "examples/papers"
 def test_every_recorded_design_stays_valid():
     found = sorted(PAPERS.glob("*/recordings/*/simulation_designer.a*.yaml"))
     assert len(found) >= 5
+    old = 0
     for path in found:
-        design = SimulationDesign.model_validate(yaml.safe_load(path.read_text())["output"])
-        assert design.boundaries == [] and design.coordinates == "cartesian", path
+        raw = yaml.safe_load(path.read_text())["output"]
+        design = SimulationDesign.model_validate(raw)
+        if "boundaries" not in raw and "coordinates" not in raw:  # written before them
+            assert design.boundaries == [] and design.coordinates == "cartesian", path
+            old += 1
+    assert old >= 5  # the designs written before boundaries existed still read the same
 
 
 def test_bloch_cell_needs_no_pml_thickness():

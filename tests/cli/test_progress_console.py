@@ -108,3 +108,11 @@ def test_the_status_line_is_wiped_before_a_permanent_line():
     assert "".join(buf) == (
         "\r\033[Krunning: simulate p1 / s1 0m05s\r\033[K[  2 of 9] done  design p1 / s1 (0m03s)\n"
     )
+
+
+def test_settings_rules_are_counted_not_listed(snakemake_log, tmp_path):
+    # the same log, its steps renamed to a rule that only writes a setting
+    renamed = [ln.replace("rule simulate", "rule figure_data") for ln in snakemake_log]
+    out = shown(ProgressConsole(tmp_path, tty=False), renamed)
+    assert not [ln for ln in out if "figure_data" in ln], out
+    assert [ln.split(" (")[0] for ln in out if " done " in ln] == ["[  3 of 3] done  all"]

@@ -53,7 +53,8 @@ def test_a_run_sharing_its_core_is_charged_its_share():
     try:
         dog = watch(BUSY, 1.2, True, 2.0, preexec_fn=pin)
         assert not dog.timed_out, dog.clock.summary()
-        assert 0.2 < dog.clock.charged_s < 1.1 and dog.clock.wall_s > 1.9
+        # about a quarter of the wall time; well under it on a machine busy elsewhere too
+        assert 0.2 < dog.clock.charged_s < 0.75 * dog.clock.wall_s and dog.clock.wall_s > 1.9
         wall = watch(BUSY, 1.2, False, 2.0, preexec_fn=pin)
         assert wall.timed_out and wall.clock.summary()["clock"] == "wall"
     finally:
