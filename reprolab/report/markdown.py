@@ -12,7 +12,7 @@ from pathlib import Path
 from agents.ledger import summarize
 from reprolab.fileio import read_json
 from reprolab.physics import thresholds as th
-from reprolab.report import prose
+from reprolab.report import cost, prose
 from reprolab.report.fmt import classification_tally, table_header
 from reprolab.report.security import sandbox_row
 
@@ -590,6 +590,7 @@ def cost_section(out_dir: Path, results: dict) -> list[str]:
         md.append(f"| simulation {sid} | {r.get('runtime_seconds', 0):.1f} s |")
     total = sum(r.get("runtime_seconds") or 0 for r in results.values())
     md += [f"| simulation total | {total:.1f} s |", ""]
+    md += cost.by_agent_rows(metrics)
     if not metrics:
         md += ["No metrics.jsonl: agent calls were not metered in this run.", ""]
     return md
