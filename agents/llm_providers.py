@@ -299,6 +299,10 @@ class AnthropicProvider(ApiProvider):
             cfg.get("max_output_tokens_cap", DEFAULT_OUTPUT_CAP),
         )
 
+    def tools_text(self, agent: str) -> str:
+        """The tools every request carries, as text (the context window counts them)."""
+        return json.dumps(all_tools(agent))
+
     def cache_marks(self, request: AgentRequest) -> tuple[bool, bool, bool]:
         """Whether to mark (tools and rules, the shared text, the shared images) for
         prompt caching: each where its prefix reaches the model's minimum."""

@@ -221,9 +221,12 @@ def fit_to_window(session: AgentSession, call_id: str, context: dict, request_fo
     session = context_gate.with_larger_model(session, probe.agent, choices.model)
     policy = "" if session.context_policy == "ask" else session.context_policy
 
+    # The tools sent with every request count against the window too.
+    tools = getattr(session.provider, "tools_text", lambda agent: "")(probe.agent)
+
     def measure(ctx: dict) -> int:
         req = request_for(ctx, session)
-        texts = [req.system, req.cache_prefix, req.instructions, req.user]
+        texts = [tools, req.system, req.cache_prefix, req.instructions, req.user]
         return context_window.estimate_tokens(texts, len(req.images))
 
     try:

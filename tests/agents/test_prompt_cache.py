@@ -128,3 +128,76 @@ def test_no_breakpoint_below_the_minimum_even_when_the_text_is_shared(make_sessi
             ask(session, context={"paper_text": "another short text", "progress": []})
             unmarked = server.requests[0]["json"]
     assert "cache_control" not in str(unmarked)
+
+
+def test_local_paths_become_relative_to_the_papers_outputs(tmp_path):
+    import sys
+
+    from agents.runner import without_local_paths
+
+    out = tmp_path / "outputs" / "p"
+    context = {
+        "stdout": f"wrote {out}/stages/s1/run/flux.csv\n{sys.prefix}/lib/numpy/x.py:89: warning",
+        "files": [f"{out}/stages/s1/run/a.h5", f"{tmp_path}/outputs/.agent_cache"],
+        "n": 3,
+    }
+    clean = without_local_paths(context, out)
+    assert clean["stdout"] == "wrote stages/s1/run/flux.csv\n<python>/lib/numpy/x.py:89: warning"
+    assert clean["files"] == ["stages/s1/run/a.h5", "../.agent_cache"]
+    assert clean["n"] == 3 and str(tmp_path) not in str(clean)
+
+
+def test_the_supervisor_sees_only_answers_given_before_its_inputs(tmp_path):
+    seen = tmp_path / "stages" / "stage0" / "supervisor_answers_seen.json"
+    plan = {"summary": "s", "stages": ["stage0", "stage1"]}
+
+    def context(analysis: dict, answers: list[dict]) -> dict:
+        return supervisor.context(
+            plan,
+            {"stage_id": "stage0"},
+            analysis,
+            [],
+            figure_comparisons=[],
+            revision_counts={},
+            backtrack_suggestions=[],
+            user_interactions=answers,
+            answers_seen=seen,
+        )
+
+    def answer(n: int, when: str) -> dict:
+        response = {"action": "approve", "sha256": "0" * 64, "nonce": "n", "note": f"a{n}"}
+        return {
+            "id": f"U{n}",
+            "timestamp": when,
+            "interaction_type": "clarification",
+            "question": "q",
+            "user_response": response,
+            "impact": "i",
+            "decision_key": "k",
+        }
+
+    first = context({"x": 1}, [answer(1, "2026-01-01T10:00:00")])
+    assert first["user_interactions"] == [
+        {
+            "interaction_type": "clarification",
+            "question": "q",
+            "answer": {"action": "approve", "note": "a1"},
+            "impact": "i",
+        }
+    ]
+    later = [answer(1, "2026-01-01T10:00:00"), answer(2, "2026-01-01T11:00:00")]
+    assert context({"x": 1}, later) == first  # the same inputs: the later answer is not one
+    redone = context({"x": 2}, later)  # the stage was redone after both answers
+    assert [a["answer"]["note"] for a in redone["user_interactions"]] == ["a1", "a2"]
+
+
+def test_the_tools_every_request_carries_count_against_the_context_window(make_session):
+    from agents.context_window import ContextOverflowError
+
+    with FakeLLMServer(Script(Reply(GOOD))) as server:
+        small = {"context_window_tokens": 11000, "max_output_tokens": 1000}
+        with pytest.raises(ContextOverflowError):
+            ask(make_session("anthropic", server, **small))  # about 10k tokens of tools
+        assert server.count() == 0
+        ask(make_session("openai_compatible", server, **small))  # its one tool fits
+        assert server.count() == 1
