@@ -1,4 +1,4 @@
-"""The report's cost section by agent: what each agent cost, read from the cache."""
+"""The report's cost section by agent: calls, model, tokens, prompt-cache share, USD."""
 
 from reprolab.report import cost
 
