@@ -31,6 +31,7 @@ def cache_key(
         "model": model,
         "system": request.system,
         "cache_prefix": request.cache_prefix,
+        "instructions": request.instructions,
         "user": request.user,
         "images": [sha256_file(p) for p in request.images],
         "schema": output_model.model_json_schema(),

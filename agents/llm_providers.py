@@ -13,6 +13,7 @@ once with the SDK's message.
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import logging
 import os
@@ -26,6 +27,7 @@ import anthropic
 import openai
 from pydantic import BaseModel, ValidationError
 
+from agents import prompt_cache
 from agents.providers import (
     AgentRequest,
     Completion,
@@ -55,8 +57,28 @@ def tool_name(agent: str) -> str:
     return f"submit_{agent}"
 
 
+@functools.cache
 def tool_schema(output_model: type[BaseModel]) -> dict:
     return output_model.model_json_schema()
+
+
+def all_tools(agent: str, output_model: type[BaseModel] | None = None) -> list[dict]:
+    """Every agent's submit tool, in name order: the same list in every request of a
+    run, so that it is the start of the prefix all calls share (tool_choice names the
+    one this agent must call; changing it keeps the tools and system cached)."""
+    from agents.registry import OUTPUT_MODELS
+
+    models = dict(OUTPUT_MODELS)
+    if output_model is not None:
+        models[agent] = output_model
+    return [
+        {
+            "name": tool_name(name),
+            "description": f"Submit the {name} output.",
+            "input_schema": tool_schema(model),
+        }
+        for name, model in sorted(models.items())
+    ]
 
 
 @dataclass
@@ -194,8 +216,10 @@ class ApiProvider:
                         state,
                         [
                             f"the answer was cut off at max_tokens={limit} (the cap, "
-                            "provider.max_output_tokens_cap); raise it to go on"
+                            "provider.max_output_tokens_cap): raise the cap in the config "
+                            "and run again, and the call is asked again with room to finish"
                         ],
+                        cut_off_at=limit,
                     )
                 limit = min(2 * limit, self.max_output_tokens_cap)
                 log.warning("%s: answer cut off; again with max_tokens=%d", request.call_id, limit)
@@ -215,7 +239,7 @@ class ApiProvider:
             feedback_rounds += 1
             messages = messages + self.feedback_messages(reply, problems)
 
-    def invalid(self, request, reply: Reply, state: dict, problems: list[str]):
+    def invalid(self, request, reply: Reply, state: dict, problems: list[str], cut_off_at=None):
         return InvalidOutputError(
             f"{request.call_id}: the model's output was still invalid after "
             f"{MAX_FEEDBACK_RETRIES} rounds of feedback: {'; '.join(problems)}"
@@ -226,6 +250,7 @@ class ApiProvider:
             usage=state["usage"],
             model=reply.model,
             requests=state["requests"],
+            cut_off_at=cut_off_at,
         )
 
     def malformed(self, request: AgentRequest, what: str) -> ProviderError:
@@ -296,22 +321,40 @@ class AnthropicProvider(ApiProvider):
             cfg.get("max_output_tokens_cap", DEFAULT_OUTPUT_CAP),
         )
 
+    def tools_text(self, agent: str) -> str:
+        """The tools every request carries, as text (the context window counts them)."""
+        return json.dumps(all_tools(agent))
+
+    def cache_marks(self, request: AgentRequest) -> tuple[bool, bool, bool]:
+        """Whether to mark (tools and rules, the shared text, the shared images) for
+        prompt caching: each where its prefix reaches the model's minimum."""
+        sizes = [
+            prompt_cache.text_tokens(all_tools(request.agent))
+            + prompt_cache.text_tokens(request.system),
+            prompt_cache.text_tokens(request.cache_prefix) if request.cache_prefix else 0,
+            sum(prompt_cache.image_file_tokens(p) for p in request.images),
+        ]
+        rules, text, images = prompt_cache.marks(request.model or self.model, sizes)
+        return rules, text and bool(request.cache_prefix), images and bool(request.images)
+
     def first_messages(self, request: AgentRequest) -> list:
+        _, mark_text, mark_images = self.cache_marks(request)
+        cached = {"cache_control": {"type": "ephemeral"}}
         content: list[dict] = []
         if request.cache_prefix:
-            # The paper text is the long, stable part: cache it across agents and retries.
+            # The paper text: the same across this agent's retries and feedback rounds.
             content.append(
-                {
-                    "type": "text",
-                    "text": request.cache_prefix,
-                    "cache_control": {"type": "ephemeral"},
-                }
+                {"type": "text", "text": request.cache_prefix, **(cached if mark_text else {})}
             )
         for path in request.images:
             media, data = image_payload(path)
             content.append(
                 {"type": "image", "source": {"type": "base64", "media_type": media, "data": data}}
             )
+        if request.images and mark_images:  # the analyzer's and its validator's images
+            content[-1] = {**content[-1], **cached}
+        if request.instructions:
+            content.append({"type": "text", "text": request.instructions})
         content.append({"type": "text", "text": request.user})
         return [{"role": "user", "content": content}]
 
@@ -321,16 +364,11 @@ class AnthropicProvider(ApiProvider):
             model=request.model or self.model,
             max_tokens=limit,
             system=[
-                {"type": "text", "text": request.system, "cache_control": {"type": "ephemeral"}}
+                {"type": "text", "text": request.system}
+                | ({"cache_control": {"type": "ephemeral"}} if self.cache_marks(request)[0] else {})
             ],
             messages=messages,
-            tools=[
-                {
-                    "name": name,
-                    "description": f"Submit the {request.agent} output.",
-                    "input_schema": tool_schema(output_model),
-                }
-            ],
+            tools=all_tools(request.agent, output_model),
             tool_choice={"type": "tool", "name": name},
             extra_headers={CALL_HEADER: request.call_id},
         )
@@ -426,6 +464,8 @@ class OpenAICompatibleProvider(ApiProvider):
             content.append(
                 {"type": "image_url", "image_url": {"url": f"data:{media};base64,{data}"}}
             )
+        if request.instructions:
+            content.append({"type": "text", "text": request.instructions})
         content.append({"type": "text", "text": request.user})
         return [
             {"role": "system", "content": request.system},

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from agents.providers import AgentRequest, InvalidOutputError
 from reprolab.errors import GateError
+from reprolab.events import log_event
 from reprolab.fileio import read_model, sha256_bytes
 from reprolab.gates import consent, protocol
 
@@ -28,8 +29,7 @@ OPTIONS = [
 
 
 def prompt_sha256(request: AgentRequest) -> str:
-    text = request.system + "\n" + request.cache_prefix + "\n" + request.user
-    return sha256_bytes(text.encode())
+    return sha256_bytes(request.prompt_text.encode())
 
 
 def gate_id(request: AgentRequest, n: int) -> str:
@@ -83,9 +83,23 @@ def answers(out_dir: Path, base_request: AgentRequest) -> Answers:
         n += 1
 
 
-def still_waiting(found: Answers, request: AgentRequest) -> None:
-    """Stop without a call while the open gate asks about this very prompt."""
+def still_waiting(found: Answers, request: AgentRequest, output_cap: int = 0) -> None:
+    """Stop without a call while the open gate asks about this very prompt. A gate for
+    an answer cut off at the output cap is withdrawn once the cap is raised above it:
+    the raised cap is the answer, and the call is asked again."""
     cp = found.open_gate
+    cut_off_at = cp.payload.get("cut_off_at") if cp is not None else None
+    if cut_off_at is not None and output_cap > cut_off_at:
+        request_file = protocol.gate_request_path(Path(cp.answer_file).parents[1], cp.gate_id)
+        request_file.unlink(missing_ok=True)
+        log_event(
+            request_file.parents[1],
+            "gate",
+            f"withdrawn: {cp.gate_id} (provider.max_output_tokens_cap raised from "
+            f"{cut_off_at} to {output_cap}; {request.call_id} is asked again)",
+        )
+        found.open_gate = None
+        return
     if cp is not None and cp.sha256 == prompt_sha256(request):
         raise GateError(
             "the agent's last answer to this same prompt was invalid and nothing was asked "
@@ -110,7 +124,12 @@ def open_for(
         options=OPTIONS,
         actions=ACTIONS,
         sha256=sha,
-        payload={"call_id": request.call_id, "problems": exc.problems, "raw_output": exc.raw},
+        payload={
+            "call_id": request.call_id,
+            "problems": exc.problems,
+            "raw_output": exc.raw,
+            **({"cut_off_at": exc.cut_off_at} if exc.cut_off_at is not None else {}),
+        },
         answer_file="",
         answer_example={"action": "reject", "sha256": sha, "note": "what to change"},
     )

@@ -154,9 +154,21 @@ def system_prompt(
 ) -> str:
     """Global rules and the agent's template, adapted; `limits` are the run's loop
     limits (the session's), which the rules and some templates state."""
+    rules, body = prompt_parts(agent, applied, prompts_dir, limits)
+    return f"{rules}\n\n{body}"
+
+
+def prompt_parts(
+    agent: str,
+    applied: list[PromptModification] = (),
+    prompts_dir: Path = PROMPTS_DIR,
+    limits: Mapping[str, float] = NO_LIMITS,
+) -> tuple[str, str]:
+    """(global rules, the agent's adapted template): the rules are the same for every
+    agent of a run, so they go first and are cached once for all of them."""
     rules = load_template(GLOBAL_RULES, prompts_dir, limits)
     body = apply_modifications(agent, load_template(agent, prompts_dir, limits), list(applied))
-    return f"{rules}\n\n{body}"
+    return rules, body
 
 
 DATA_PREAMBLE = (
@@ -181,7 +193,11 @@ def render_parts(context: dict) -> tuple[str, str]:
     rest = [data_block(k, v) for k, v in context.items() if k not in CACHEABLE_FIELDS]
     if not stable:
         return "", DATA_PREAMBLE + "\n\n" + "\n\n".join(rest)
-    return DATA_PREAMBLE + "\n\n" + "\n\n".join(stable), "\n\n".join(rest)
+    # The agent's instructions come between the two parts: each opens with the preamble.
+    return (
+        DATA_PREAMBLE + "\n\n" + "\n\n".join(stable),
+        DATA_PREAMBLE + "\n\n" + "\n\n".join(rest),
+    )
 
 
 def render_context(context: dict) -> str:

@@ -32,11 +32,19 @@ class AgentRequest:
     cache_prefix: str = ""
     """Stable part of the user message (the paper's text), sent first and marked
     for prompt caching; empty when the agent sees no paper text."""
+    instructions: str = ""
+    """The agent's own template (adapted to the paper): sent after what other agents
+    share (global rules in `system`, the paper, the images), before its data."""
     model: str = ""
     """The model chosen for this agent (config); empty means the provider's default."""
     round: int = 1
     """1 + the paper's supervisor backtracks so far: a rerun after a backtrack is a new
     call (its own recording and cache entry), not a replay of the one that backtracked."""
+
+    @property
+    def prompt_text(self) -> str:
+        """Every text the model reads, in order (hashed for gates and provenance)."""
+        return "\n".join((self.system, self.cache_prefix, self.instructions, self.user))
 
     @property
     def call_id(self) -> str:
@@ -123,8 +131,11 @@ class InvalidOutputError(GateError):
         usage: Usage,
         model: str,
         requests: int,
+        cut_off_at: int | None = None,
     ):
         super().__init__(message)
+        self.cut_off_at = cut_off_at
+        """The output-token limit the answer was cut off at (the cap), if it was cut off."""
         self.requests = requests
         self.raw = raw
         self.problems = problems

@@ -52,12 +52,14 @@ def build_request(
     images,
 ) -> AgentRequest:
     prefix, user = prompts.render_parts(context)
+    rules, instructions = prompts.prompt_parts(agent, list(adaptations), limits=session.limits)
     return AgentRequest(
         agent=agent,
         paper_id=session.paper_id,
         stage_id=stage_id,
         attempt=attempt,
-        system=prompts.system_prompt(agent, list(adaptations), limits=session.limits),
+        system=rules,
+        instructions=instructions,
         user=user,
         cache_prefix=prefix,
         images=tuple(str(p) for p in images),
@@ -99,6 +101,7 @@ def call_agent(
     """Return the artifact `{"output": ..., "provenance": ...}` for one agent call."""
     output_model = OUTPUT_MODELS[agent]
     call_id = call_name(session.paper_id, stage_id, agent, attempt, session.round)
+    context = without_local_paths(context, session.out_dir)
     context_gate.raise_if_stopped(session.out_dir)
     log_suspected_injections(session, call_id, context)
 
@@ -117,7 +120,9 @@ def call_agent(
     if found.edited is not None and found.edited_sha == output_gate.prompt_sha256(request):
         completion, source, key = user_edited(session, request, output_model, found), "user", None
     else:
-        output_gate.still_waiting(found, request)
+        output_gate.still_waiting(
+            found, request, getattr(session.provider, "max_output_tokens_cap", 0)
+        )
         key, completion = served_from_cache(session, call_id, request, output_model)
         source = "cache" if completion is not None else live_source(session)
         if completion is None:
@@ -135,6 +140,38 @@ def call_agent(
         )
         | {"context_left_out": left_out},
     }
+
+
+def local_prefixes(out_dir: Path) -> list[tuple[str, str]]:
+    """(absolute prefix, what the prompt says instead), longest first: the paper's
+    outputs folder, the outputs root and the Python installation."""
+    out = Path(out_dir).resolve()
+    pairs = {
+        f"{out}/": "",
+        f"{out.parent}/": "../",
+        f"{Path(sys.prefix).resolve()}/": "<python>/",
+        f"{Path(sys.base_prefix).resolve()}/": "<python>/",
+    }
+    return sorted(pairs.items(), key=lambda kv: -len(kv[0]))
+
+
+def without_local_paths(context, out_dir: Path):
+    """The context with local absolute paths made relative to the paper's outputs: a
+    prompt is the same wherever the outputs live (and shows no local file system)."""
+    prefixes = local_prefixes(out_dir)
+
+    def clean(value):
+        if isinstance(value, str):
+            for prefix, instead in prefixes:
+                value = value.replace(prefix, instead)
+            return value
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [clean(v) for v in value]
+        return value
+
+    return clean(context)
 
 
 def announce(session, call_id: str, source: str, completion: Completion, entry: dict) -> None:
@@ -184,9 +221,12 @@ def fit_to_window(session: AgentSession, call_id: str, context: dict, request_fo
     session = context_gate.with_larger_model(session, probe.agent, choices.model)
     policy = "" if session.context_policy == "ask" else session.context_policy
 
+    # The tools sent with every request count against the window too.
+    tools = getattr(session.provider, "tools_text", lambda agent: "")(probe.agent)
+
     def measure(ctx: dict) -> int:
         req = request_for(ctx, session)
-        texts = [req.system, req.cache_prefix, req.user]
+        texts = [tools, req.system, req.cache_prefix, req.instructions, req.user]
         return context_window.estimate_tokens(texts, len(req.images))
 
     try:
@@ -359,9 +399,7 @@ def provenance(
         "stage_id": request.stage_id,
         "attempt": request.attempt,
         "round": session.round,
-        "prompt_sha256": sha256_bytes(
-            (request.system + "\n" + request.cache_prefix + "\n" + request.user).encode()
-        ),
+        "prompt_sha256": sha256_bytes(request.prompt_text.encode()),
         "context_sha256": sha256_bytes(json.dumps(context, sort_keys=True).encode()),
         "images": {Path(p).name: sha256_file(p) for p in request.images},
         "estimated_prompt_tokens": estimate,

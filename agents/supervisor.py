@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+from pathlib import Path
 from typing import Literal
 
 from agents.common import AgentModel, StageId
 from agents.results_analyzer import Claim
+from reprolab.fileio import atomic_write_json
 
 AGENT = "supervisor"
 
@@ -51,6 +55,7 @@ def context(
     revision_counts: dict,
     backtrack_suggestions: list[dict],
     user_interactions: list[dict],
+    answers_seen: Path | None = None,
 ) -> dict:
     """Summaries only: no paper text, raw code or raw data (the least context that serves).
 
@@ -61,7 +66,7 @@ def context(
     if current in order:
         earlier = set(order[: order.index(current)])
         progress = [p for p in progress if not isinstance(p, dict) or p.get("stage_id") in earlier]
-    return {
+    ctx = {
         "plan_summary": plan_summary,
         "progress": progress,
         "current_stage_summary": current_stage_summary,
@@ -71,5 +76,38 @@ def context(
         "revision_counts": revision_counts,
         # PhysicsSanity's, the ResultsAnalyzer's and the CodeReviewer's, each with its source
         "backtrack_suggestions": backtrack_suggestions,
-        "user_interactions": user_interactions,
+    }
+    return ctx | {"user_interactions": answers_before(ctx, user_interactions, answers_seen)}
+
+
+def answers_before(inputs: dict, interactions: list[dict], seen_file: Path | None) -> list[dict]:
+    """The user's answers given before this call's inputs were made, without the log's
+    timestamps, ids and hashes: an answer given after the verdict (the material
+    checkpoint after stage 0, another stage's gates) is not an input of it.
+
+    `seen_file` keeps how many answers the call saw, with the hash of its other
+    inputs: while they are unchanged a rerun sees the same answers; when they change
+    (the stage was redone) it sees every answer given so far."""
+    sha = hashlib.sha256(json.dumps(inputs, sort_keys=True, default=str).encode()).hexdigest()
+    seen = len(interactions)
+    if seen_file is not None:
+        kept = json.loads(seen_file.read_text()) if seen_file.is_file() else {}
+        if kept.get("inputs_sha256") == sha:
+            seen = min(kept.get("answers_seen", seen), seen)
+        else:
+            atomic_write_json(seen_file, {"inputs_sha256": sha, "answers_seen": seen})
+    return [answer_summary(entry) for entry in interactions[:seen]]
+
+
+def answer_summary(entry: dict) -> dict:
+    """What was asked and answered, and its effect: no timestamp, id, nonce or hash."""
+    response = entry.get("user_response") or {}
+    answer = {k: response[k] for k in ("action", "verdict", "option", "note") if response.get(k)}
+    if response.get("auto"):
+        answer["auto"] = True
+    return {
+        "interaction_type": entry.get("interaction_type"),
+        "question": entry.get("question"),
+        "answer": answer,
+        "impact": entry.get("impact"),
     }

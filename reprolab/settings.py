@@ -10,6 +10,7 @@ from pathlib import Path
 
 from agents.cache import AgentCache
 from agents.ledger import Ledger, parse_prices
+from agents.presets import preset_models
 from agents.session import (
     DEFAULT_CONTEXT_WINDOW,
     AgentSession,
@@ -104,7 +105,7 @@ def agent_session(
         cache=AgentCache(cfg.get("cache_dir") or outputs / ".agent_cache")
         if live and cfg.get("cache", True)
         else None,
-        models=dict(cfg.get("models", {})),
+        models=preset_models(cfg.get("preset")) | dict(cfg.get("models", {})),
         context_window=cfg.get("context_window_tokens", DEFAULT_CONTEXT_WINDOW),
         max_output_tokens=cfg.get("max_output_tokens", 16000),
         record_dir=record_dir,

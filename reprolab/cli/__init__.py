@@ -46,6 +46,16 @@ def snakemake_command(configfile: str, cores: int, extra: list[str]) -> list[str
     ]
 
 
+def with_config_value(extra: list[str], item: str) -> list[str]:
+    """Snakemake's options with `item` (KEY=VALUE) added to its --config. `--config`
+    takes every word after it, so a bare `--config KEY=VALUE` would swallow the
+    targets: the value joins the user's own --config, else goes in as `--config=...`."""
+    if "--config" in extra:
+        at = extra.index("--config") + 1
+        return [*extra[:at], item, *extra[at:]]
+    return [f"--config={item}", *extra]
+
+
 def load_config(configfile: str) -> dict:
     """config/config.yaml overlaid with the given file, as Snakemake merges them."""
     config = {}
@@ -164,7 +174,7 @@ def run_pipeline(
         return 2
     verbosity = verbosity or load_config(configfile).get("verbosity", "normal")
     if verbosity != "normal":  # the steps read it (verbose: every agent call is printed)
-        extra = ["--config", f"verbosity={verbosity}", *extra]
+        extra = with_config_value(extra, f"verbosity={verbosity}")
     cmd = snakemake_command(configfile, cores, extra)
     if verbosity == "normal":
         print(

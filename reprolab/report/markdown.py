@@ -12,8 +12,8 @@ from pathlib import Path
 from agents.ledger import summarize
 from reprolab.fileio import read_json
 from reprolab.physics import thresholds as th
+from reprolab.report import cost, prose, why, wording
 from reprolab.report import modes as modes_report
-from reprolab.report import prose, why, wording
 from reprolab.report.fmt import classification_tally, table_header
 from reprolab.report.security import sandbox_row
 
@@ -115,7 +115,8 @@ def title_section(run) -> list[str]:
         f"# Reproduction report: {run.paper.meta.title}",
         "",
         f"Paper id `{run.paper_id}` · domain: {run.paper.meta.domain} · "
-        f"agents: provider `{run.agents.provider.name}`",
+        # the configured kind: the report step holds no API key and makes no call
+        f"agents: provider `{run.config.get('provider', {}).get('kind', 'replay')}`",
         "",
     ]
 
@@ -641,6 +642,7 @@ def cost_section(out_dir: Path, results: dict) -> list[str]:
         md.append(f"| simulation {sid} | {r.get('runtime_seconds', 0):.1f} s |")
     total = sum(r.get("runtime_seconds") or 0 for r in results.values())
     md += [f"| simulation total | {total:.1f} s |", ""]
+    md += cost.by_agent_rows(metrics)
     if not metrics:
         md += ["No metrics.jsonl: agent calls were not metered in this run.", ""]
     return md

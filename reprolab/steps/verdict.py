@@ -250,6 +250,7 @@ def ask_supervisor(
             revision_counts=revision_counts(Path(out_verdict).parent),
             backtrack_suggestions=list(found),
             user_interactions=read_jsonl(run.out_dir / "user_interactions.jsonl"),
+            answers_seen=Path(out_verdict).parent / "supervisor_answers_seen.json",
         ),
         session=run.agents,
         adaptations=load_adaptations(adaptations_path),

@@ -136,6 +136,25 @@ def test_answer_cut_off_at_the_cap_says_max_tokens_and_is_not_cached(kind, make_
 
 
 @pytest.mark.parametrize("kind", KINDS)
+def test_raising_the_output_cap_as_the_question_advises_makes_the_run_go_on(kind, make_session):
+    cut = Reply(GOOD, USAGE, stop="max_tokens")
+    with FakeLLMServer(Script(cut, cut, cut, Reply(GOOD, USAGE))) as server:
+        session = make_session(kind, server, max_output_tokens=1000, max_output_tokens_cap=2000)
+        with pytest.raises(InvalidOutputError, match="raise the cap in the config") as err:
+            ask(session)
+        assert "WAITING FOR YOU" in str(err.value)
+        with pytest.raises(GateError, match="would be paid again"):
+            ask(session)  # the same cap: the question still waits, nothing is sent
+        assert server.count() == 2
+        raised = make_session(kind, server, max_output_tokens=1000, max_output_tokens_cap=8000)
+        art = ask(raised)  # only the cap raised, no gate answered
+        assert art["output"]["verdict"] == "ok_continue" and art["provenance"]["source"] == "api"
+        assert [r["json"]["max_tokens"] for r in server.requests[2:]] == [1000, 2000]
+    assert protocol.pending_gates(session.out_dir) == []
+    assert "withdrawn" in (session.out_dir / "events.jsonl").read_text()
+
+
+@pytest.mark.parametrize("kind", KINDS)
 def test_budget_is_checked_before_every_feedback_round(kind, make_session):
     with FakeLLMServer(Script(*[Reply(BAD, USAGE)] * 10)) as server:
         session = make_session(kind, server, budget={"max_usd": 1.5 * ONE_ROUND_USD})

@@ -204,11 +204,11 @@ def test_long_feedback_is_truncated_then_overflow_asks_the_user(make_session):
 
     with FakeLLMServer(Script(Reply(GOOD))) as server:
         session = make_session(
-            "anthropic", server, context_window_tokens=6000, max_output_tokens=1000
+            "anthropic", server, context_window_tokens=20000, max_output_tokens=1000
         )
         feedback = "old remark. " * 3000 + "LATEST REMARK"
         art = ask(session, context={"reviewer_feedback": feedback})
-        sent = json.dumps(server.requests[0]["json"])
+        sent = json.dumps(server.requests[0]["json"]["messages"])
         assert "LATEST REMARK" in sent and "earlier feedback truncated" in sent
         assert len(sent) < len(feedback)
         assert art["provenance"]["context_recoveries"] == ["truncate_feedback"]

@@ -9,8 +9,10 @@ server.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
+import struct
 import threading
 import time
 from dataclasses import dataclass, field
@@ -167,15 +169,33 @@ def openai_body(action: Reply | Text, request: dict) -> dict:
     }
 
 
+def png_tokens(block: dict) -> int | None:
+    """An image block's tokens as the API counts them (width x height / 750, the long
+    edge scaled to at most 1568 px), from the PNG header; None if not a PNG."""
+    data = base64.b64decode(block.get("source", {}).get("data", "")[:64])
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        return None
+    width, height = struct.unpack(">II", data[16:24])
+    scale = min(1.0, 1568 / max(width, height))
+    return int(width * scale * height * scale / 750)
+
+
 class PromptCache:
     """Anthropic prompt caching, simulated: each `cache_control` breakpoint caches the
     prefix up to it (tools, then system, then message blocks) when it holds at least
-    `min_tokens` (4 characters a token); a later request with the same prefix reads it
-    (the model's minimum: 4096 tokens for Opus 4.5 and Haiku 4.5, 1024 for Sonnet 4.5)."""
+    `min_tokens` (4 characters a token; a PNG as the API counts an image); a later
+    request to the same model with the same prefix reads it (the model's minimum:
+    4096 tokens for Opus 4.5 and Haiku 4.5, 1024 for Sonnet 4.5: `min_tokens` as a
+    number for every model, or a mapping from model to minimum)."""
 
-    def __init__(self, min_tokens: int = 4096):
+    def __init__(self, min_tokens: int | dict = 4096):
         self.min_tokens = min_tokens
         self.seen: set[str] = set()
+
+    def minimum(self, model: str) -> int:
+        if isinstance(self.min_tokens, int):
+            return self.min_tokens
+        return next(n for name, n in self.min_tokens.items() if model.startswith(name))
 
     def usage(self, body: dict, output_tokens: int) -> dict:
         blocks = list(body.get("tools", []))
@@ -184,20 +204,22 @@ class PromptCache:
         for message in body.get("messages", []):
             content = message["content"]
             blocks += [{"type": "text", "text": content}] if isinstance(content, str) else content
-        digest, chars, read, created = hashlib.sha256(), 0, 0, 0
+        digest, tokens, read, created = hashlib.sha256(body["model"].encode()), 0, 0, 0
+        need = self.minimum(body["model"])
         for block in blocks:
             plain = {k: v for k, v in block.items() if k != "cache_control"}
             text = json.dumps(plain, sort_keys=True)
             digest.update(text.encode())
-            chars += len(text)
-            if "cache_control" in block and chars // 4 >= self.min_tokens:
+            image = png_tokens(plain) if plain.get("type") == "image" else None
+            tokens += len(text) // 4 if image is None else image
+            if "cache_control" in block and tokens >= need:
                 key = digest.hexdigest()
                 if key in self.seen:
-                    read = chars // 4
+                    read = tokens
                 else:
                     self.seen.add(key)
-                    created = chars // 4 - read
-        total = chars // 4
+                    created = tokens - read
+        total = tokens
         return {
             "input_tokens": total - read - created,
             "output_tokens": output_tokens,
