@@ -421,6 +421,7 @@ def run_checks(
     checks.extend(unsafe_file_checks(workdir, list(expected_outputs)))
     checks, lossless = _with_record(checks, workdir, design, lossless)
     checks.extend(_traced(workdir, design, paper))
+    checks.extend(_bounded(workdir, design))
     conservation = (design or {}).get("conservation")
     symmetric_pairs = (design or {}).get("symmetric_outputs", [])
     for name in expected_outputs:
@@ -476,6 +477,13 @@ def _traced(workdir: Path, design: dict | None, paper: dict | None) -> list[Chec
     from reprolab.physics.trace import trace_checks
 
     return trace_checks(workdir, design, paper)
+
+
+def _bounded(workdir: Path, design: dict | None) -> list[Check]:
+    """Cross sections and closed boxes against the record's own estimate (physics/bounds.py)."""
+    from reprolab.physics.bounds import bound_checks
+
+    return bound_checks(workdir, design)
 
 
 def summarise(checks: list[Check], lossless: bool, log: str = "") -> dict:
