@@ -237,6 +237,7 @@ def _best_fit(freqs, ys, inc, sims):
                 continue
             res, c, signs = fit(y, sigma)
             if c and (best is None or res < best[0]):
+                signs = signs if c > 0 else tuple(-v for v in signs)
                 best = (res, abs(c), signs, mons, s)
     return best
 
