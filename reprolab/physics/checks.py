@@ -421,7 +421,6 @@ def run_checks(
     checks.extend(unsafe_file_checks(workdir, list(expected_outputs)))
     checks, lossless = _with_record(checks, workdir, design, lossless)
     checks.extend(_traced(workdir, design, paper))
-    checks.extend(_bounded(workdir, design))
     conservation = (design or {}).get("conservation")
     symmetric_pairs = (design or {}).get("symmetric_outputs", [])
     for name in expected_outputs:
@@ -473,17 +472,12 @@ def _with_record(
 
 
 def _traced(workdir: Path, design: dict | None, paper: dict | None) -> list[Check]:
-    """Each figure output against what the monitors measured (reprolab.physics.trace)."""
+    """Each figure output against what the monitors measured (reprolab.physics.trace),
+    then the outputs against the record's own estimates (reprolab.physics.bounds)."""
+    from reprolab.physics.bounds import bound_checks
     from reprolab.physics.trace import trace_checks
 
-    return trace_checks(workdir, design, paper)
-
-
-def _bounded(workdir: Path, design: dict | None) -> list[Check]:
-    """Cross sections and closed boxes against the record's own estimate (physics/bounds.py)."""
-    from reprolab.physics.bounds import bound_checks
-
-    return bound_checks(workdir, design)
+    return trace_checks(workdir, design, paper) + bound_checks(workdir, design)
 
 
 def summarise(checks: list[Check], lossless: bool, log: str = "") -> dict:
