@@ -146,16 +146,19 @@ def _powers(s: dict, freqs: np.ndarray) -> list[tuple[list[int], np.ndarray]]:
 
 def fit(y: np.ndarray, spectra: np.ndarray) -> tuple[float, float, tuple[int, ...]]:
     """(relative residual, constant c, signs) of y = c · Σ signs_k spectra_k, the best of
-    every pattern of +1, -1 and 0 (its first non-zero sign +1)."""
+    every pattern of +1, -1 and 0 (its first non-zero sign +1); ranked through the Gram
+    matrix (memory per pattern, not per row), the best one's residual computed exactly."""
     n = len(spectra)
     pats = np.array([p for p in itertools.product((0, 1, -1), repeat=n) if _first_plus(p)])
-    comb = pats @ spectra
+    a = pats @ (spectra @ y)
+    b = np.einsum("ij,ij->i", pats @ (spectra @ spectra.T), pats)
     with np.errstate(divide="ignore", invalid="ignore"):
-        c = comb @ y / np.einsum("ij,ij->i", comb, comb)
-        res = np.linalg.norm(y[None, :] - c[:, None] * comb, axis=1) / np.linalg.norm(y)
-    res = np.where(np.isfinite(res), res, np.inf)
-    i = int(np.argmin(res))
-    return float(res[i]), float(c[i]), tuple(int(v) for v in pats[i])
+        left = np.where(b > 0, float(y @ y) - a * a / b, np.inf)
+    i = int(np.argmin(np.where(np.isfinite(left), left, np.inf)))
+    comb = pats[i] @ spectra
+    c = float(a[i] / b[i]) if b[i] > 0 else 0.0
+    res = float(np.linalg.norm(y - c * comb) / np.linalg.norm(y))
+    return res, c, tuple(int(v) for v in pats[i])
 
 
 def _first_plus(p) -> bool:
