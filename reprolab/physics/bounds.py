@@ -73,10 +73,26 @@ def bound_checks(workdir: Path, design: dict | None) -> list[Check]:
         xs_cols = pm.with_meaning(found, *pm.CROSS_SECTIONS)
         freqs = _row_freqs(cols, design)
         if xs_cols and freqs is not None:
-            out += [_normalisation(name, c, freqs, cols[c], sims, design) for c in xs_cols]
-    if lossless(sims):
-        out += [c for c in (_closed_box(s) for s in sims if s.get("geometry")) if c]
+            out += [_guarded(name, c, freqs, cols[c], sims, design) for c in xs_cols]
+    try:
+        if lossless(sims):
+            out += [c for c in (_closed_box(s) for s in sims if s.get("geometry")) if c]
+    except (KeyError, IndexError, TypeError, ValueError) as exc:
+        out.append(Check("bound:closed_box_balance", "warn", f"record incomplete: {exc!r}"))
     return out
+
+
+def _guarded(file: str, column: str, freqs, ys, sims, design) -> Check:
+    """The normalisation bound; a record missing a field warns, naming it."""
+    try:
+        return _normalisation(file, column, freqs, ys, sims, design)
+    except (KeyError, IndexError, TypeError, ValueError) as exc:
+        return Check(
+            f"bound:cross_section_normalisation:{file}:{column}",
+            "warn",
+            f"the record lacks what the bound needs ({type(exc).__name__}: {exc}): "
+            "a run's cell, dimensions, monitors, sources or geometry",
+        )
 
 
 def _read_csv(path: Path) -> dict[str, np.ndarray]:

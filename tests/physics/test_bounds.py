@@ -317,3 +317,12 @@ def test_run_checks_reports_the_bound(workdir):
     )
     status = {c["name"]: c["status"] for c in result["checks"]}
     assert status["bound:cross_section_normalisation:spectrum.csv:Q_sca"] == "fail"
+
+
+def test_an_incomplete_record_warns_naming_the_field(workdir):
+    """A scattering run without its dimensions: the bound warns, it does not crash."""
+    broken = scattering_run()
+    del broken["dimensions"]
+    write(workdir, [empty_run(), broken], {"freq": FREQS, "Q_sca": SIGMA / 0.4})
+    c = norm(workdir, design(["freq", "Q_sca"]), "Q_sca")
+    assert c.status == "warn" and "dimensions" in c.detail
