@@ -472,10 +472,12 @@ def _with_record(
 
 
 def _traced(workdir: Path, design: dict | None, paper: dict | None) -> list[Check]:
-    """Each figure output against what the monitors measured (reprolab.physics.trace)."""
+    """Each figure output against what the monitors measured (reprolab.physics.trace),
+    then the outputs against the record's own estimates (reprolab.physics.bounds)."""
+    from reprolab.physics.bounds import bound_checks
     from reprolab.physics.trace import trace_checks
 
-    return trace_checks(workdir, design, paper)
+    return trace_checks(workdir, design, paper) + bound_checks(workdir, design)
 
 
 def summarise(checks: list[Check], lossless: bool, log: str = "") -> dict:

@@ -167,3 +167,24 @@ def test_film_grid_check_matches_the_physics(results, corpus_dir):
         errors[name] = np.max(np.abs(np.array(cols["T"]) - transfer_matrix_T(eps, freqs, 0.04)))
     # measured 0.037 and 0.001 (T itself is about 0.07)
     assert errors["film_on_grid_literal"] > 0.02 and errors["film_off_grid_literal"] < 0.005
+
+
+def test_normalisation_bound_names_the_factor(results, corpus_dir):
+    """The lossless cylinder's efficiency divided by r: the record's incident intensity
+    and radius say ×2.00; its twin (divided by 2r) and both cross sections pass, and
+    its closed box balances."""
+
+    def bounds_of(name: str, code_and_design) -> dict:
+        result = corpus.judge(corpus_dir / name, *code_and_design)
+        return {c["name"]: c for c in result["checks"] if c["name"].startswith("bound:")}
+
+    key = "bound:cross_section_normalisation:spectrum.csv:"
+    bad_name = "mie_efficiency_normalised_by_radius"
+    bad = bounds_of(bad_name, corpus.PLANTED[bad_name][0])
+    assert bad[key + "Q_sca"]["status"] == "fail"
+    assert "×2.00: normalised by r, not 2r?" in bad[key + "Q_sca"]["detail"]
+    assert bad[key + "sigma_sca"]["status"] == "pass"
+    ok = bounds_of("mie_cylinder_lossless", corpus.CORRECT["mie_cylinder_lossless"])
+    assert {c["status"] for c in ok.values()} == {"pass"}, ok
+    assert ok[key + "Q_sca"]["value"] == pytest.approx(1.0, abs=0.01)
+    assert ok["bound:closed_box_balance"]["value"] < 5e-3

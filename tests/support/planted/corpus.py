@@ -19,7 +19,12 @@ from reprolab.physics import convergence as conv
 from reprolab.physics.record_checks import load_record
 from reprolab.steps.convergence import VARIANTS, variants_needed
 from tests.support.planted.scripts import plane_wave_script, slab_script
-from tests.support.planted.scripts2d import bend_script, cylinder_script, ring_script
+from tests.support.planted.scripts2d import (
+    bend_script,
+    cylinder_script,
+    mie_cylinder_script,
+    ring_script,
+)
 
 MATERIALS = [{"material_id": "slab", "index": 2.0}]
 
@@ -174,6 +179,13 @@ PLANTED = {
         ring_script(pml=0.5),
         ["convergence:pml_2x", "convergence:q_budget"],
     ),
+    # An efficiency normalised by the radius instead of the diameter: ×2 everywhere, so
+    # every range and sum still holds; the incident intensity and the as-built radius
+    # give the constant it should have had.
+    "mie_efficiency_normalised_by_radius": (
+        mie_cylinder_script(efficiency_by="R"),
+        ["bound:cross_section_normalisation:spectrum.csv:Q_sca"],
+    ),
 }
 CORRECT = {
     "slab": slab_script(),
@@ -195,6 +207,7 @@ CORRECT = {
     # moves 0.009 at 2x resolution: excused; the ring under both of its reruns.
     "thin_slab_under_resolved_converged": slab_script(resolution=45, thickness_um=0.1),
     "ring_resonator_converged": ring_script(),
+    "mie_cylinder_lossless": mie_cylinder_script(),
 }
 # The cases judged under checks.convergence: auto (the default policy: reruns for
 # stages under PPW_AS_BUILT.warn and for resonances); the others under false, so that
