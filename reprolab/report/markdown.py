@@ -12,8 +12,8 @@ from pathlib import Path
 from agents.ledger import summarize
 from reprolab.fileio import read_json
 from reprolab.physics import thresholds as th
+from reprolab.report import comparison_notes, prose
 from reprolab.report import modes as modes_report
-from reprolab.report import prose
 from reprolab.report.fmt import classification_tally, table_header
 from reprolab.report.security import sandbox_row
 
@@ -325,7 +325,13 @@ def figure_section(
         *(
             modes_report.mode_tables(fig)
             if fig.get("kind") in modes_report.MODE_KINDS
-            else [*curve_metrics_table(fig), *feature_table(fig), *key_value_table(fig)]
+            else [
+                *curve_metrics_table(fig),
+                *feature_table(fig),
+                *comparison_notes.scale_lines(fig),
+                *comparison_notes.reference_lines(fig),
+                *key_value_table(fig),
+            ]
         ),
     ]
     if narrative:

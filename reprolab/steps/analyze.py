@@ -28,7 +28,7 @@ from reprolab.artifacts import (
 from reprolab.errors import InputFileError
 from reprolab.events import log_event
 from reprolab.physics import checks as checks_mod
-from reprolab.physics import claims, compare
+from reprolab.physics import claims, compare, positions
 from reprolab.steps import mode_results
 from reprolab.steps.blocking import passed_on_block
 
@@ -47,6 +47,7 @@ def raw_curves(run, design: SimulationDesign, run_dir: Path) -> dict:
         curves[(fo.figure_id, fo.curve_id)] = (
             *run.paper.curve_data(fo.figure_id, fo.curve_id, fo.x_column),
             *sim,
+            positions.axis_context(run.paper.figure(fo.figure_id), fo.curve_id, fo.x_column),
         )
     return curves
 

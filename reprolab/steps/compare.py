@@ -7,9 +7,9 @@ from pathlib import Path
 from reprolab.artifacts import Comparison, load_checks, load_design, write_comparison
 from reprolab.errors import InputFileError
 from reprolab.physics import checks as checks_mod
-from reprolab.physics import compare
+from reprolab.physics import compare, positions
 from reprolab.physics import thresholds as th
-from reprolab.steps import eligibility, mode_results, visual
+from reprolab.steps import eligibility, mode_results, references, visual
 
 
 def compare_stage(run, design_path, checks_path, out_comparison) -> None:
@@ -41,12 +41,25 @@ def compare_stage(run, design_path, checks_path, out_comparison) -> None:
             )
             fig["curves"].append(entry)
             continue
-        entry.update(compare.compare_curve(xp, yp, xs, ys))
+        figure = run.paper.figure(fo.figure_id)
+        try:
+            axis = positions.axis_context(figure, fo.curve_id, fo.x_column)
+            entry.update(compare.compare_curve(xp, yp, xs, ys, axis))
+        except ValueError as exc:  # paper data the axis cannot take (<= 0 on a log axis)
+            digitized = run.paper.curve(fo.figure_id, fo.curve_id).digitized
+            entry.update(error=f"{digitized}: {exc}", classes={"paper data": "FAILURE"})
+            fig["curves"].append(entry)
+            continue
         entry["classes"] = compare.classify_curve(entry)
-        axis = run.paper.figure(fo.figure_id).x_axis
+        entry["references"] = references.compare_with_references(run.paper, fo, xs, ys, entry)
+        x_axis = figure.x_axis
         entry["key_values"] = [
             compare.key_value(
-                {**kv.model_dump(), "x_column": fo.x_column, "x_axis": [axis.quantity, axis.unit]},
+                {
+                    **kv.model_dump(),
+                    "x_column": fo.x_column,
+                    "x_axis": [x_axis.quantity, x_axis.unit],
+                },
                 xs,
                 ys,
             )
