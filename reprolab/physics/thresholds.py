@@ -244,3 +244,11 @@ CROSS_SECTION_NEGATIVE = 1e-3
 EXTINCTION_SUM = CheckLimit(fail=2e-2, warn=5e-3)
 # Open / radiating designs: 1 - R - T is radiation (reported); below -this it is a gain.
 RADIATION_NEGATIVE = 1e-2
+
+# Emitters (reprolab.physics.emitters): the far field is far when its radius is this many
+# of the longest wavelengths and beyond the Fraunhofer distance 2 D² / λ of the near
+# surface (D its largest extent); the Purcell reference run matches the emitter run's
+# medium index within this.
+FAR_FIELD_WAVELENGTHS = 10.0
+FAR_FIELD_FRAUNHOFER = 1.0  # times 2 D² / λ
+REFERENCE_INDEX_RTOL = 1e-3
