@@ -127,3 +127,14 @@ def test_power_balance_of_a_ring():
     far = np.full(theta.size, 1 / (2 * np.pi * 50.0))  # isotropic, total power 1
     assert emitters.power_balance(1.0, theta, far, 50.0) == pytest.approx(0.0, abs=1e-9)
     assert emitters.power_balance(1.0, theta, 0.8 * far, 50.0) == pytest.approx(0.2)
+
+
+def test_auto_convergence_reruns_an_ldos_stage(records):
+    from reprolab.physics import convergence
+    from reprolab.steps.convergence import variants_needed
+
+    variants, why = variants_needed("auto", {"checks": []}, records["ok"])
+    assert variants == [convergence.RESOLUTION] and "LDOS stage" in why
+    assert variants_needed("off", {"checks": []}, records["ok"])[0] == []
+    flux_only = [{k: v for k, v in s.items() if k != "ldos"} for s in records["ok"]]
+    assert variants_needed("auto", {"checks": []}, flux_only)[0] == []
