@@ -1,6 +1,7 @@
-"""Checks of emitter runs from the run-time record and the design: the Purcell
-normalisation of an LDOS (`design.ldos`) and the near-to-far transformation
-(`design.near_to_far`): its surface encloses every source and its far field is far.
+"""Checks of emitter runs from the run-time record and the design: the emitter's
+distance to the nearest interface in pixels, the Purcell normalisation of an LDOS
+(`design.ldos`) and the near-to-far transformation (`design.near_to_far`): its surface
+encloses every source and its far field is far.
 
 A record simulation is an LDOS run when it ran `mp.dft_ldos` (its `ldos` entry); the
 source-band, resolution and field-decay checks of `record_checks` then judge it too.
@@ -160,9 +161,57 @@ def far_field_check(sims: list[dict], n2f: dict) -> Check:
     )
 
 
+BIG = 1e10  # Meep's mp.inf is 1e20: an unbounded extent
+
+
+def _gap(point: list[float], g: dict) -> float | None:
+    """Distance from `point` to object `g`'s surface (block, cylinder, sphere), in a."""
+    c = [x or 0.0 for x in g["center"]]
+    d = [(p or 0.0) - q for p, q in zip(point, c, strict=True)]
+    if "size" in g:
+        half = [(s or 0.0) / 2 if (s or 0.0) < BIG else math.inf for s in g["size"]]
+        finite = [(abs(x), h) for x, h in zip(d, half, strict=True) if 0 < h < math.inf]
+        if not finite:
+            return None
+        if all(a <= h for a, h in finite):
+            return min(h - a for a, h in finite)
+        return math.sqrt(sum(max(a - h, 0.0) ** 2 for a, h in finite))
+    if "radius" in g:
+        r = math.hypot(d[0], d[1]) if g["kind"] == "Cylinder" else math.hypot(*d)
+        return abs(r - g["radius"])
+    return None
+
+
+def emitter_gap_check(sims: list[dict]) -> Check | None:
+    """Each point dipole of an LDOS run: pixels to the nearest material interface."""
+    worst = None
+    for s in _ldos_runs(sims):
+        for src in s["sources"]:
+            if any(x for x in src["size"] if x):
+                continue  # an extended source is not an emitter
+            for g in s.get("geometry", []):
+                if g.get("material") == s["default_material"]:
+                    continue
+                gap = _gap(src["center"], g)
+                if gap is not None and (worst is None or gap * s["resolution"] < worst[0]):
+                    worst = (gap * s["resolution"], s, src, g)
+    if worst is None:
+        return None
+    px, s, src, g = worst
+    lim = th.EMITTER_GAP_PIXELS
+    return Check(
+        "built:emitter_resolution",
+        "fail" if px < lim.fail else "warn" if px < lim.warn else "pass",
+        f"simulation {s['index']}: dipole at {src['center']} is {px / s['resolution']:.4g} a "
+        f"= {px:.3g} pixels from the {g['kind']} at {g['center']}",
+        round(px, 3),
+        f"fail < {lim.fail:g} pixels, warn < {lim.warn:g}",
+    )
+
+
 def emitter_checks(sims: list[dict], design: dict) -> list[Check]:
     """The emitter checks a design calls for (none without `ldos` or `near_to_far`)."""
-    found = []
+    found = [emitter_gap_check(sims)]
     if design.get("ldos"):
         found.append(purcell_normalisation_check(sims, design["ldos"]))
     if design.get("near_to_far"):

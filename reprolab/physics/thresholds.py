@@ -252,3 +252,6 @@ RADIATION_NEGATIVE = 1e-2
 FAR_FIELD_WAVELENGTHS = 10.0
 FAR_FIELD_FRAUNHOFER = 1.0  # times 2 D² / λ
 REFERENCE_INDEX_RTOL = 1e-3
+# An emitter's distance to the nearest material interface, in pixels: closer, its LDOS
+# (which grows as 1/d³ near an interface) is set by the grid, not the structure.
+EMITTER_GAP_PIXELS = CheckLimit(fail=2.0, warn=4.0)

@@ -33,7 +33,7 @@ def overlay(paper: Paper, fig_result: dict, out_png: str | Path) -> str:
             sim_x = paper.x_in_figure_units(
                 fig_meta.figure_id, curve.get("x_column"), curve["sim"]["x"]
             )
-            sim_y = _as_plotted(paper, fig_meta, cid, curve["sim"]["y"])
+            sim_y = as_plotted(paper, fig_meta, cid, curve["sim"]["y"])
             on.plot(sim_x, sim_y, "-", color=color, lw=1.5, label=f"reproduced: {cid}")
             xs += [] if meta[cid].digitized else list(sim_x)
     for ref in (c for c in fig_meta.curves if getattr(c, "reference", False)):
@@ -58,7 +58,7 @@ def overlay(paper: Paper, fig_result: dict, out_png: str | Path) -> str:
     return save_figure(fig, out_png)
 
 
-def _as_plotted(paper: Paper, fig_meta, curve_id: str, y: list[float]):
+def as_plotted(paper: Paper, fig_meta, curve_id: str, y: list[float]):
     """A polar figure's reproduction as the paper plots it (normalised, in dB)."""
     if getattr(fig_meta, "polar", None) is None or not paper.has_data(fig_meta.figure_id, curve_id):
         return y

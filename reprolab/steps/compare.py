@@ -13,7 +13,7 @@ from reprolab.steps import eligibility, mode_results, references, visual
 
 
 def compare_stage(run, design_path, checks_path, out_comparison) -> None:
-    from reprolab.report import plots
+    from reprolab.report import plots, polar_plot
 
     blocked = eligibility.blocked_in(design_path, checks_path)
     if blocked:
@@ -73,6 +73,8 @@ def compare_stage(run, design_path, checks_path, out_comparison) -> None:
         classes += [kv["class"] for c in fig["curves"] for kv in c.get("key_values", [])]
         fig["classification"] = th.worst(classes)
         draw = plots.field_map if fig.get("field_map") else plots.overlay
+        if getattr(run.paper.figure(fig["figure_id"]), "polar", None) is not None:
+            draw = polar_plot.polar_overlay
         fig["overlay"] = draw(run.paper, fig, stage_dir / f"overlay_{fig['figure_id']}.png")
         for curve in fig["curves"]:
             curve.pop("sim", None)

@@ -138,3 +138,14 @@ def test_auto_convergence_reruns_an_ldos_stage(records):
     assert variants_needed("off", {"checks": []}, records["ok"])[0] == []
     flux_only = [{k: v for k, v in s.items() if k != "ldos"} for s in records["ok"]]
     assert variants_needed("auto", {"checks": []}, flux_only)[0] == []
+
+
+def test_an_emitter_a_pixel_from_an_interface_fails(records):
+    import copy
+
+    found = _checks(records["ok"])["built:emitter_resolution"]
+    assert found.status == "pass" and found.value == pytest.approx(0.35 * 16, rel=1e-6)
+    close = copy.deepcopy(records["ok"])
+    close[0]["sources"][0]["center"] = [0.3, 0.0, 0.0]  # 0.05 a from the block's face
+    found = _checks(close)["built:emitter_resolution"]
+    assert found.status == "fail" and "0.8 pixels" in found.detail
