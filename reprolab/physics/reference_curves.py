@@ -42,3 +42,56 @@ def agreement(data_class: str, sim_ref_class: str, paper_ref_class: str) -> dict
 
 def classification(classes: dict[str, str]) -> str:
     return th.worst(list(classes.values()))
+
+
+def judged(result: dict) -> dict:
+    """A comparison with a reference as stored: coverage, metrics, classes, class."""
+    from reprolab.physics import compare
+
+    classes = compare.classify_curve(result)
+    return {
+        "coverage": result["coverage"],
+        "metrics": result["metrics"],
+        "classes": classes,
+        "classification": classification(classes),
+        "note": result.get("note", ""),
+    }
+
+
+def recheck(comparison: dict, curves: dict) -> list[str]:
+    """Every stored reference comparison recomputed from the raw data; mismatches.
+
+    `curves` holds, under ("reference", figure_id, curve_id, reference_id), the tuple
+    (x_ref, y_ref, x_sim, y_sim, x_paper, y_paper, axis) (steps.analyze.raw_curves)."""
+    from reprolab.physics import compare
+
+    out = []
+    for fig in comparison["figures"]:
+        for curve in fig.get("curves", []):
+            for ref in curve.get("references", []):
+                key = ("reference", fig["figure_id"], curve["curve_id"], ref["reference_id"])
+                where = f"{key[1]}/{key[2]} against reference {key[3]}"
+                if key not in curves:
+                    out.append(f"{where}: no raw data to recompute from")
+                    continue
+                xr, yr, xs, ys, xp, yp, axis = curves[key]
+                sim = judged(compare.compare_curve(xr, yr, xs, ys, axis))
+                own = judged(compare.compare_curve(xr, yr, xp, yp, axis))
+                data_class = classification(curve.get("classes", {}))
+                fresh = agreement(data_class, sim["classification"], own["classification"])
+                for name, stored, new in (
+                    (
+                        "reproduction",
+                        ref["sim_vs_reference"]["classification"],
+                        sim["classification"],
+                    ),
+                    (
+                        "paper data",
+                        ref["paper_vs_reference"]["classification"],
+                        own["classification"],
+                    ),
+                    ("agrees_with", ref["agrees_with"], fresh["agrees_with"]),
+                ):
+                    if stored != new:
+                        out.append(f"{where}: {name} stored {stored}, recomputed {new}")
+    return out

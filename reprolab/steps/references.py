@@ -5,17 +5,6 @@ from __future__ import annotations
 from reprolab.physics import compare, positions, reference_curves
 
 
-def _judged(result: dict) -> dict:
-    classes = compare.classify_curve(result)
-    return {
-        "coverage": result["coverage"],
-        "metrics": result["metrics"],
-        "classes": classes,
-        "classification": reference_curves.classification(classes),
-        "note": result.get("note", ""),
-    }
-
-
 def compare_with_references(paper, fo, xs, ys, entry: dict) -> list[dict]:
     """For every reference curve of `fo`'s curve (paper_format.Figure.references_of):
     the reproduction and the paper's data each compared with it, and which of the two
@@ -28,8 +17,8 @@ def compare_with_references(paper, fo, xs, ys, entry: dict) -> list[dict]:
     for ref in figure.references_of(fo.curve_id):
         xr, yr = paper.curve_data(fo.figure_id, ref.curve_id, fo.x_column)
         axis = positions.axis_context(figure, ref.curve_id, fo.x_column)
-        sim_ref = _judged(compare.compare_curve(xr, yr, xs, ys, axis))
-        paper_ref = _judged(compare.compare_curve(xr, yr, xp, yp, axis))
+        sim_ref = reference_curves.judged(compare.compare_curve(xr, yr, xs, ys, axis))
+        paper_ref = reference_curves.judged(compare.compare_curve(xr, yr, xp, yp, axis))
         data_class = reference_curves.classification(entry["classes"])
         out.append(
             {

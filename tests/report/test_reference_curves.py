@@ -84,3 +84,21 @@ def test_report_says_which_the_reproduction_agrees_with(judged):
     assert "Against the paper's own reference curves" in text
     assert "| T | low (TMM, wrong) | FAILURE" in text
     assert "agrees with the paper's data, not its reference" in text
+
+
+def test_a_tampered_reference_verdict_is_caught(judged):
+    import copy
+
+    from reprolab.steps.analyze import analysis_problems
+
+    _, _, comparison, curves = judged
+    assert not [p for p in analysis_problems({}, comparison, [], curves) if "reference" in p]
+    forged = copy.deepcopy(comparison)
+    (fig,) = forged["figures"]
+    t = next(c for c in fig["curves"] if c["curve_id"] == "T")
+    low = next(r for r in t["references"] if r["reference_id"] == "low")
+    low["agrees_with"] = "both"
+    low["sim_vs_reference"]["classification"] = "SUCCESS"
+    problems = analysis_problems({}, forged, [], curves)
+    assert any("against reference low: agrees_with stored both" in p for p in problems)
+    assert any("reproduction stored SUCCESS, recomputed FAILURE" in p for p in problems)
