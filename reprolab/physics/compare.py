@@ -173,6 +173,7 @@ def compare_curve(
     import numpy as np
 
     xp, yp = np.asarray(x_paper, float), np.asarray(y_paper, float)
+    axis = positions.with_wrap(axis, xp)
     yp, y_sim_c, scale, y_note = positions.to_compared_y(yp, y_sim, axis)
     turn = positions.period(axis)
     xs_raw = np.asarray(x_sim, float)

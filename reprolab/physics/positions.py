@@ -7,7 +7,8 @@ A feature's position error is measured against a scale chosen from the axis:
 - `span`: the paper's x span, where the origin lies in the data (an angle, a
   detuning, a position across a waveguide, k through Γ): a lobe at 0.2° reproduced at
   0.3° is 0.1° of a 180° span, not a 50 % shift;
-- `turn`: a full turn (360° or 2π) on an angle axis that wraps (a polar figure);
+- `turn`: a full turn (360° or 2π) on an angle axis that wraps (a polar figure, or
+  an angle axis whose data covers a full turn);
 - `tolerance`: the axis' `position_tolerance` in its own unit, where the paper states
   how precisely positions matter: a shift of one tolerance sits at the success limit.
 
@@ -60,10 +61,24 @@ def axis_context(figure, curve_id: str, x_column: str | None = None) -> dict:
 
 
 def period(ctx: dict | None) -> float | None:
-    """The angle axis' full turn where it wraps (a polar figure), else None."""
-    if not ctx or ctx.get("x_quantity") != "angle" or not ctx.get("polar"):
+    """The angle axis' full turn where it wraps (a polar figure, or an angle axis whose
+    data spans a full turn: `with_wrap`), else None."""
+    if not ctx or ctx.get("x_quantity") != "angle" or not (ctx.get("polar") or ctx.get("wrap")):
         return None
     return TURN.get(ctx.get("x_unit", ""))
+
+
+def with_wrap(ctx: dict | None, x_paper) -> dict | None:
+    """`ctx` marked as wrapping when it is an angle axis whose paper data covers a full
+    turn but for one sampling step (0°…355° by 5°, −180°…180°)."""
+    import numpy as np
+
+    turn = TURN.get((ctx or {}).get("x_unit", ""))
+    if not ctx or ctx.get("x_quantity") != "angle" or turn is None or len(x_paper) < 3:
+        return ctx
+    x = np.sort(np.asarray(x_paper, float))
+    step = float(np.max(np.diff(x)))
+    return ctx | {"wrap": True} if float(np.ptp(x)) + step >= turn * (1 - 1e-9) else ctx
 
 
 def y_kind(ctx: dict | None) -> str:

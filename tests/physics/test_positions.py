@@ -148,3 +148,17 @@ def test_recompute_accepts_the_stored_basis_and_catches_a_changed_one():
     assert any(
         "shift_basis" in m for m in recompute_comparison({"figures": [fig]}, {("f", "p"): data})
     )
+
+
+def test_a_cartesian_angle_axis_over_a_full_turn_wraps_too():
+    paper_theta = np.arange(-180.0, 180.0, 2.0)  # main lobe at 0°, back lobe on the seam
+    sim_theta = np.arange(0.0, 360.0, 1.0)
+    paper = pattern(np.mod(paper_theta, 360))
+    res = compare_curve(paper_theta, paper, sim_theta, pattern(sim_theta), ANGLE)
+    assert res["coverage"] == 1.0
+    assert {round(f["x_paper"]) for f in res["features"] if f["kind"] == "peak"} >= {0, -180}
+    assert all(f["shift_basis"] == "turn" for f in res["features"])
+    assert set(classify_curve(res).values()) == {"SUCCESS"}
+    half = np.arange(-90.0, 90.0, 2.0)  # half a turn: no wrap, the span is the scale
+    res = compare_curve(half, pattern(np.mod(half, 360)), sim_theta, pattern(sim_theta), ANGLE)
+    assert {f["shift_basis"] for f in res["features"]} == {"span"}
