@@ -181,6 +181,7 @@ def compare_curve(
         xs_raw = positions.wrap(xs_raw, turn, float(np.min(xp)))
     order = np.argsort(xs_raw)
     xs, ys = xs_raw[order], np.asarray(y_sim_c, float)[order]
+    one_turn = (xs, ys)
     if turn is not None:
         xs, ys = positions.periodic_copy(xs, ys, turn)
     inside = (xp >= xs[0]) & (xp <= xs[-1])
@@ -202,7 +203,9 @@ def compare_curve(
     paper_features = positions.features_on(
         xp, yp, FEATURE_PROMINENCE * y_range, turn, find_features
     )
-    sim_features = find_features(xs, ys, FEATURE_PROMINENCE * y_range / 2)
+    sim_features = positions.features_on(
+        *one_turn, FEATURE_PROMINENCE * y_range / 2, turn, find_features
+    )
     x_range = (float(np.min(xp)), float(np.max(xp)))
     features = match_features(paper_features, sim_features, scale, float(np.ptp(xp)), axis, x_range)
     shift = max((f["shift_rel"] for f in features), default=None)
