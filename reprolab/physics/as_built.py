@@ -313,7 +313,7 @@ def _report_measured(sim, values: list[dict]) -> None:
 
 
 def _same_reading(a: dict, b: dict) -> bool:
-    keys = ("kind", "monitor", "sim_time", "freq_index", "component")
+    keys = ("kind", "monitor", "sim_time", "freq_index", "component", "point")
     return all(a.get(k) == b.get(k) for k in keys)
 
 

@@ -116,7 +116,8 @@ def to_compared_y(yp, ys, ctx: dict | None) -> tuple[np.ndarray, np.ndarray, flo
     A polar figure normalised to its maximum divides both curves by their own maximum;
     in dB the paper's values are dB and the reproduction (a power) is converted to dB.
     A log axis compares ln(y); a paper value at or below zero there is an error in its
-    digitized data."""
+    digitized data. With `both_plotted` in `ctx` the second curve is the paper's too
+    (already in dB)."""
     import numpy as np
 
     yp, ys = np.asarray(yp, float), np.asarray(ys, float)
@@ -126,6 +127,8 @@ def to_compared_y(yp, ys, ctx: dict | None) -> tuple[np.ndarray, np.ndarray, flo
         ys = ys / top if top > 0 else ys
         if kind != "db":
             yp = yp / (float(np.max(yp)) or 1.0)
+    if kind == "db" and (ctx or {}).get("both_plotted"):
+        return yp, ys, float(np.ptp(yp)) or 1.0, note  # two paper curves: both in dB
     if kind == "db":
         # the plot's radial floor is the paper's lowest level: below it nothing is seen
         floor = float(np.min(yp))

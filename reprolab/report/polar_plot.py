@@ -15,6 +15,7 @@ def polar_overlay(paper: Paper, fig_result: dict, out_png: str | Path) -> str:
     to_rad = math.pi / 180 if fig_meta.x_axis.unit == "deg" else 1.0
     fig, ax = plots.plt.subplots(figsize=(5, 5), dpi=100, subplot_kw={"projection": "polar"})
     ax.set_theta_zero_location("N")  # 0° up, as radiation patterns are drawn
+    ax.set_theta_direction(-1)  # θ grows towards +x, to the right
     lowest = []
     for i, curve in enumerate(fig_result["curves"]):
         color, cid = f"C{i}", curve["curve_id"]

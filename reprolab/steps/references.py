@@ -18,7 +18,9 @@ def compare_with_references(paper, fo, xs, ys, entry: dict) -> list[dict]:
         xr, yr = paper.curve_data(fo.figure_id, ref.curve_id, fo.x_column)
         axis = positions.axis_context(figure, ref.curve_id, fo.x_column)
         sim_ref = reference_curves.judged(compare.compare_curve(xr, yr, xs, ys, axis))
-        paper_ref = reference_curves.judged(compare.compare_curve(xr, yr, xp, yp, axis))
+        paper_ref = reference_curves.judged(
+            compare.compare_curve(xr, yr, xp, yp, axis | {"both_plotted": True})
+        )
         data_class = reference_curves.classification(entry["classes"])
         out.append(
             {
