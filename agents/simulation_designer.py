@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from agents.common import AgentModel, Assumption, Question, StageId
+from agents.emitter_design import LdosDesign, NearToFarDesign
 from reprolab.physics.meanings import COLUMN_MEANINGS
 
 AGENT = "simulation_designer"
@@ -125,6 +126,8 @@ class SourceSpec(AgentModel):
     """Centre frequency in c/a."""
     fwidth: Annotated[float, Field(gt=0)]
     """Gaussian width in c/a."""
+    position: list[float] | None = None
+    """A point dipole's position [x, y, z] in a (an emitter: LDOS, Purcell, patterns)."""
 
 
 class SimulationDesign(AgentModel):
@@ -155,6 +158,10 @@ class SimulationDesign(AgentModel):
     symmetries: list[Symmetry] = []
     sources: list[SourceSpec] = []
     """The sources, when more than the one Gaussian of source_fcen/source_fwidth."""
+    ldos: LdosDesign | None = None
+    """An LDOS or Purcell-factor result: its band and normalisation."""
+    near_to_far: NearToFarDesign | None = None
+    """A far-field result (a radiation pattern): near surface, radius, angles."""
     mode_results: list[str] = []
     """Table ids and band-diagram figure ids among the stage's targets that this stage
     measures with Harminv: compared from the run-time record, no CSV needed."""

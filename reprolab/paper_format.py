@@ -56,7 +56,18 @@ class Axis(Strict):
         "any text for a free parameter.",
     )
     name: str | None = Field(None, description="A free parameter's name (e.g. `num_pairs`).")
-    scale: Literal["linear", "log"] = "linear"
+    scale: Literal["linear", "log"] = Field(
+        "linear",
+        description="How the paper plots the axis; a log y axis is compared in log space "
+        "(differences are ln(y_run / y_paper), a relative error wherever the curve sits).",
+    )
+    position_tolerance: float | None = Field(
+        None,
+        gt=0,
+        description="How far (in the axis unit) a peak or dip may move and still be at the "
+        "success limit of feature_shift_rel; without it, shifts are relative to the "
+        "position, or to the axis span where the origin lies in the data (a lobe at 0°).",
+    )
 
     @model_validator(mode="after")
     def _unit_of_quantity(self):
@@ -81,6 +92,44 @@ class Curve(Strict):
         "y columns with their units (`wavelength_nm,T` or `wavelength (nm),R [%]`; a column "
         "without a unit is in its axis's unit), then numeric rows. Without it the curve is "
         "compared visually (a qualitative result at most).",
+    )
+    reference: bool = Field(
+        False,
+        description="The curve is the paper's reference (analytic theory, a Mie series, a "
+        "transfer matrix, another solver), not its result: it needs digitized data and no "
+        "simulation output; the reproduction of each result curve is also compared with it.",
+    )
+    reference_for: list[str] | None = Field(
+        None,
+        description="The result curves (curve_id) a reference curve is the reference of; "
+        "without it, every result curve of the figure on the same y axis.",
+    )
+
+    @model_validator(mode="after")
+    def _reference_has_data(self):
+        if self.reference and not self.digitized:
+            raise ValueError(
+                f"reference curve '{self.curve_id}' needs `digitized` data: a reference is "
+                "compared by numbers"
+            )
+        if self.reference_for is not None and not self.reference:
+            raise ValueError(
+                f"curve '{self.curve_id}' names `reference_for` but is not `reference: true`"
+            )
+        return self
+
+
+class Polar(Strict):
+    normalise: Literal["max", "none"] = Field(
+        "max",
+        description="`max`: the paper plots the pattern divided by its maximum, and the "
+        "reproduction is divided by its own; `none`: absolute values.",
+    )
+    db: bool = Field(
+        False,
+        description="The radial axis is in dB (10·log10 of the power): the paper's values "
+        "are dB, the reproduction (a power) is converted; differences are dB over the "
+        "paper's dB range.",
     )
 
 
@@ -210,6 +259,46 @@ class Figure(Strict):
         "(1-based).",
     )
 
+    polar: Polar | None = Field(
+        None,
+        description="A polar figure (a radiation pattern): x_axis is the angle (deg or "
+        "rad, wrapping at a full turn), y_axes.left the radial quantity.",
+    )
+
+    @model_validator(mode="after")
+    def _polar_and_references(self):
+        if self.polar is not None and self.x_axis.quantity != "angle":
+            raise ValueError(
+                f"a polar figure's x_axis has quantity 'angle' (unit deg or rad); "
+                f"got '{self.x_axis.quantity}'"
+            )
+        ids = {c.curve_id: c for c in self.curves}
+        results = [c.curve_id for c in self.curves if not c.reference]
+        for curve in self.curves:
+            for target in curve.reference_for or []:
+                if target not in ids or ids[target].reference:
+                    raise ValueError(
+                        f"reference curve '{curve.curve_id}' names reference_for '{target}', "
+                        f"not a result curve of this figure (valid: {results})"
+                    )
+        if not results:
+            raise ValueError("a figure needs at least one result curve (not `reference: true`)")
+        return self
+
+    def references_of(self, curve_id: str) -> list[Curve]:
+        """The paper's reference curves that result curve `curve_id` is compared with."""
+        result = next(c for c in self.curves if c.curve_id == curve_id)
+        return [
+            c
+            for c in self.curves
+            if c.reference
+            and (
+                curve_id in c.reference_for
+                if c.reference_for is not None
+                else c.y_axis == result.y_axis
+            )
+        ]
+
     @model_validator(mode="after")
     def _band_axes(self):
         if self.band_diagram is None:
@@ -275,6 +364,11 @@ class Figure(Strict):
     def digitized(self) -> bool:
         """Every curve has digitized data: compared by numbers, not only by eye."""
         return all(c.digitized for c in self.curves)
+
+    @property
+    def result_curves(self) -> list[Curve]:
+        """The curves a simulation reproduces (not the paper's references)."""
+        return [c for c in self.curves if not c.reference]
 
 
 class KeyValue(Strict):

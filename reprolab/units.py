@@ -44,6 +44,9 @@ UNITS: dict[str, dict[str, float]] = {
     "quality_factor": {"1": 1.0},
     # The position along a band diagram's k path: symmetry points at 0, 1, 2, ...
     "k_path": {"1": 1.0},
+    # A length over the wavelength (a cavity length, an emitter's distance to a mirror):
+    # a number of wavelengths, converted only to itself.
+    "length_ratio": {"L/λ": 1.0, "L/lambda": 1.0, "1": 1.0},
 }
 # The power of a each normalized unit carries (SI value = number * factor * a**power).
 PER_A: dict[str, int] = {**dict.fromkeys(NORMALIZED_FREQUENCY, -1), "2pi/a": -1, "2π/a": -1}
@@ -164,6 +167,7 @@ _ALIASES = {"lambda": "wavelength", "wl": "wavelength", "freq": "frequency", "f"
 _ALIASES |= {"e": "energy", "energy": "energy", "theta": "angle", "angle": "angle"}
 _ALIASES |= {"z": "length", "position": "length"}  # field maps: `z_um`, `position_nm`
 _ALIASES |= {"k": "wavevector", "wavevector": "wavevector", "q": "quality_factor"}
+_ALIASES |= {"l/λ": "length_ratio", "l/lambda": "length_ratio"}
 
 
 def split_header(header: str) -> tuple[str, str | None]:

@@ -313,7 +313,7 @@ def _report_measured(sim, values: list[dict]) -> None:
 
 
 def _same_reading(a: dict, b: dict) -> bool:
-    keys = ("kind", "monitor", "sim_time", "freq_index", "component")
+    keys = ("kind", "monitor", "sim_time", "freq_index", "component", "point")
     return all(a.get(k) == b.get(k) for k in keys)
 
 
@@ -392,7 +392,9 @@ def structure(mp, sim, monitors: list[dict]) -> dict:
     dims = mp.CYLINDRICAL if cyl else int(sim.dimensions)
     axes = sim_axes(mp, sim)
     cell = _vec(sim.cell_size)
-    freqs = sorted(f for m in monitors for f in m["freqs"] if f > 0)
+    # a dft_ldos step function's frequencies (reprolab.physics.as_measured) are monitored too
+    ldos = [float(f) for f in getattr(sim, "_reprolab_ldos_freqs", None) or []]
+    freqs = sorted(f for m in [*monitors, {"freqs": ldos}] for f in m["freqs"] if f > 0)
     sources = [source(mp, s) for s in sim.sources or []]
     band = _band(freqs, sources)
     layers = boundary_layers(mp, sim, axes, band)
@@ -415,6 +417,7 @@ def structure(mp, sim, monitors: list[dict]) -> dict:
             for s in sim.symmetries or []
         ],
         "monitors": monitors,
+        "ldos": {"freqs": ldos} if ldos else None,
         "default_material": material(mp, sim.default_material, band),
         "geometry": [geometric_object(mp, g, sim, band) for g in sim.geometry or []],
     }

@@ -6,7 +6,8 @@ holds the very numbers the script got: `meep.get_fluxes` (a flux spectrum with i
 frequencies), `Simulation.get_eigenmode_coefficients` (|alpha|^2 per band, frequency
 and direction), `Simulation.get_dft_array` (a DFT field array as a digest: its shape,
 |F|^2 sampled on a regular stride to at most DIGEST_POINTS values, and its sum), and
-`meep.dft_ldos` (the LDOS spectrum at the run's end). `report(sim, values)` attaches
+`meep.dft_ldos` (the LDOS spectrum at the run's end) and `Simulation.get_farfield`
+(|F|^2 of each far-field component at the point). `report(sim, values)` attaches
 them to that simulation's entry under `measured`; the host traces the outputs to them
 (`reprolab.physics.trace`).
 """
@@ -50,6 +51,24 @@ def patch(mp, report, freqs_of) -> None:
         sim_cls.get_dft_array = _dft_array(sim_cls.get_dft_array, report)
     if hasattr(mp, "dft_ldos"):
         mp.dft_ldos = _ldos(mp.dft_ldos, freqs_of)
+    if hasattr(sim_cls, "get_farfield"):
+        sim_cls.get_farfield = _farfield(sim_cls.get_farfield, report)
+
+
+def _farfield(method, report):
+    """A near-to-far field at one point: |component|^2 of (Ex, Ey, Ez, Hx, Hy, Hz) per
+    frequency, as the script got them (a pattern's power is one of them)."""
+
+    def get_farfield(self, near2far, x, *args, **kwargs):
+        values = method(self, near2far, x, *args, **kwargs)
+        with contextlib.suppress(Exception):
+            point = [float(getattr(x, a)) for a in "xyz"]
+            abs2 = [float(abs(complex(v)) ** 2) for v in values]
+            value = {"kind": "farfield", "sim_time": _time(self), "point": point, "abs2": abs2}
+            _guard(report, self, value)
+        return values
+
+    return get_farfield
 
 
 def tag(obj, sim, index: int) -> None:

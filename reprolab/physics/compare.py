@@ -11,7 +11,7 @@ import re
 from typing import TYPE_CHECKING
 
 from reprolab import units
-from reprolab.physics import bands, modes
+from reprolab.physics import bands, modes, positions
 from reprolab.physics import thresholds as th
 
 # numpy is imported where curves are compared: a step that only reads comparison numbers
@@ -100,19 +100,30 @@ def refine_vertex(x: np.ndarray, y: np.ndarray, i: int) -> float:
 
 
 def match_features(
-    paper_features: list[dict], sim_features: list[dict], scale: float, x_span: float = 0.0
+    paper_features: list[dict],
+    sim_features: list[dict],
+    scale: float,
+    x_span: float = 0.0,
+    axis: dict | None = None,
+    x_range: tuple[float, float] | None = None,
 ) -> list[dict]:
-    """Each paper feature with the nearest reproduced one of its kind: position, shift,
-    height (relative to the paper curve's max |y|) and width."""
+    """Each paper feature with the nearest reproduced one of its kind: position, shift
+    (over the scale `positions.position_scale` chooses from the axis, named in
+    `shift_basis`), height (relative to `scale`) and width."""
+    turn = positions.period(axis)
+    lo, hi = x_range if x_range is not None else (0.0, x_span)
     features = []
     for pf in paper_features:
         x0 = pf["x"]
         candidates = [f for f in sim_features if f["kind"] == pf["kind"]]
+        shift_scale, basis = positions.position_scale(x0, lo, hi, axis)
         entry = {
             "kind": pf["kind"],
             "x_paper": x0,
             "y_paper": pf["y"],
             "width_paper": pf["width"],
+            "shift_basis": basis,
+            "shift_scale": shift_scale,
         }
         if not candidates:
             features.append(
@@ -127,7 +138,7 @@ def match_features(
                 }
             )
             continue
-        sf = min(candidates, key=lambda c: abs(c["x"] - x0))
+        sf = min(candidates, key=lambda c: positions.distance(c["x"], x0, turn))
         width_rel = (
             abs(sf["width"] - pf["width"]) / pf["width"]
             if pf["width"] and sf["width"] is not None
@@ -137,8 +148,7 @@ def match_features(
             entry
             | {
                 "x_sim": sf["x"],
-                # relative to the position, or to the x span at x = 0 (a band edge at Γ)
-                "shift_rel": abs(sf["x"] - x0) / (abs(x0) or x_span or 1.0),
+                "shift_rel": positions.distance(sf["x"], x0, turn) / shift_scale,
                 # the height of the matched extremum: a peak value scaled by 0.8 keeps
                 # its position, so position alone never sees it
                 "y_sim": sf["y"],
@@ -151,16 +161,31 @@ def match_features(
 
 
 def compare_curve(
-    x_paper: list[float], y_paper: list[float], x_sim: list[float], y_sim: list[float]
+    x_paper: list[float],
+    y_paper: list[float],
+    x_sim: list[float],
+    y_sim: list[float],
+    axis: dict | None = None,
 ) -> dict:
+    """The reproduced curve against the paper's on the paper's x samples. `axis`
+    (`positions.axis_context`) says how: log y compared in log space, dB or normalised
+    polar patterns, angles that wrap, the scale of position errors."""
     import numpy as np
 
     xp, yp = np.asarray(x_paper, float), np.asarray(y_paper, float)
-    order = np.argsort(x_sim)
-    xs, ys = np.asarray(x_sim, float)[order], np.asarray(y_sim, float)[order]
+    axis = positions.with_wrap(axis, xp)
+    yp, y_sim_c, scale, y_note = positions.to_compared_y(yp, y_sim, axis)
+    turn = positions.period(axis)
+    xs_raw = np.asarray(x_sim, float)
+    if turn is not None:
+        xs_raw = positions.wrap(xs_raw, turn, float(np.min(xp)))
+    order = np.argsort(xs_raw)
+    xs, ys = xs_raw[order], np.asarray(y_sim_c, float)[order]
+    one_turn = (xs, ys)
+    if turn is not None:
+        xs, ys = positions.periodic_copy(xs, ys, turn)
     inside = (xp >= xs[0]) & (xp <= xs[-1])
     coverage = float(inside.mean())
-    scale = float(np.max(np.abs(yp))) or 1.0
     if inside.sum() < 2:
         return {
             "coverage": coverage,
@@ -175,14 +200,21 @@ def compare_curve(
     max_abs = float(np.max(np.abs(diff)))
 
     y_range = float(np.ptp(yp)) or 1.0
-    paper_features = find_features(xp, yp, FEATURE_PROMINENCE * y_range)
+    paper_features = positions.features_on(
+        xp, yp, FEATURE_PROMINENCE * y_range, turn, find_features
+    )
     # Features of both curves on the common x range: a reproduction that runs past the
     # paper's window to a higher shoulder would otherwise measure its dips deeper and
     # wider (prominence and half-prominence width depend on the window).
-    common = (xs >= xp.min()) & (xs <= xp.max())
-    xs_c, ys_c = (xs[common], ys[common]) if common.sum() >= 3 else (xs, ys)
-    sim_features = find_features(xs_c, ys_c, FEATURE_PROMINENCE * y_range / 2)
-    features = match_features(paper_features, sim_features, scale, float(np.ptp(xp)))
+    xs_t, ys_t = one_turn
+    common = (xs_t >= xp.min()) & (xs_t <= xp.max())
+    if turn is None and common.sum() >= 3:
+        xs_t, ys_t = xs_t[common], ys_t[common]
+    sim_features = positions.features_on(
+        xs_t, ys_t, FEATURE_PROMINENCE * y_range / 2, turn, find_features
+    )
+    x_range = (float(np.min(xp)), float(np.max(xp)))
+    features = match_features(paper_features, sim_features, scale, float(np.ptp(xp)), axis, x_range)
     shift = max((f["shift_rel"] for f in features), default=None)
     height = max((f["height_rel"] for f in features), default=None)
     widths = [f["width_rel"] for f in features if f["width_rel"] is not None]
@@ -195,13 +227,17 @@ def compare_curve(
     }
     if coverage < 0.95:
         metrics = {k: math.nan for k in metrics}
+    notes = [y_note] if y_note else []
+    if coverage < 0.95:
+        notes.append("reproduction covers under 95 % of the paper's x range")
     return {
         "coverage": coverage,
         "rms_abs": rms,
         "max_abs": max_abs,
         "metrics": metrics,
         "features": features,
-        "note": "" if coverage >= 0.95 else "reproduction covers under 95 % of the paper's x range",
+        "compared_as": positions.y_kind(axis),
+        "note": "; ".join(notes),
     }
 
 
@@ -311,7 +347,11 @@ def recompute_comparison(comparison: dict, curves: dict) -> list[str]:
                     zip(curve["features"], fresh["features"], strict=True)
                 ):
                     for name, value in new.items():
-                        if name != "kind" and not _close(old.get(name), value):
+                        if name in ("kind", "shift_basis"):
+                            if old.get(name, value) != value:
+                                mismatches.append(f"{where}: feature {i} {name} differs")
+                            continue
+                        if not _close(old.get(name), value):
                             mismatches.append(
                                 f"{where}: feature {i} {name} stored {old.get(name)}, "
                                 f"recomputed {value}"

@@ -24,7 +24,7 @@ import math
 from dataclasses import asdict
 
 from reprolab.errors import InputFileError
-from reprolab.physics import compare, harminv
+from reprolab.physics import compare, harminv, positions
 from reprolab.physics import thresholds as th
 from reprolab.physics.check import Check
 from reprolab.physics.checks import read_output_csv
@@ -110,7 +110,6 @@ def feature_quantities(label: str, xa, ya, xb, yb, variant: str = RESOLUTION) ->
     import numpy as np
 
     scale = float(np.max(np.abs(yb))) or 1.0
-    span = float(np.ptp(xb)) or 1.0
     prom = compare.FEATURE_PROMINENCE * (float(np.ptp(yb)) or 1.0)
     fa, fb = compare.find_features(xa, ya, prom), compare.find_features(xb, yb, prom)
     out = []
@@ -120,8 +119,10 @@ def feature_quantities(label: str, xa, ya, xb, yb, variant: str = RESOLUTION) ->
             continue
         f1 = min(same, key=lambda f: abs(f["x"] - f2["x"]))
         name = f"{label} {f2['kind']} {i}"
-        # relative to the position, or to the axis' span at x = 0 (a band edge at Γ)
-        shift = abs(f2["x"] - f1["x"]) / (abs(f2["x"]) or span)
+        # relative to the position, or to the axis' span where the origin lies in the
+        # data (a lobe at 0°, a band edge at Γ): positions.position_scale
+        lo, hi = float(np.min(xb)), float(np.max(xb))
+        shift = abs(f2["x"] - f1["x"]) / positions.position_scale(f2["x"], lo, hi, None)[0]
         est = _estimate(variant, f1["x"], f2["x"])
         out.append(
             quantity(

@@ -17,6 +17,7 @@ from reprolab.physics import meanings
 from reprolab.physics import thresholds as th
 from reprolab.physics.boundary_checks import boundary_checks
 from reprolab.physics.check import Check
+from reprolab.physics.emitters import emitter_checks
 from reprolab.physics.record_store import RECORD_FILE, record_home
 
 
@@ -48,8 +49,8 @@ def _label(sim: dict) -> str:
 
 
 def _measures(sim: dict) -> bool:
-    """Has flux/DFT monitors (what a run's spectra come from)."""
-    return any(m["kind"] != "energy" for m in sim.get("monitors", []))
+    """Has flux/DFT monitors or an LDOS (what a run's spectra come from)."""
+    return bool(sim.get("ldos")) or any(m["kind"] != "energy" for m in sim.get("monitors", []))
 
 
 def _resonance(sim: dict) -> bool:
@@ -150,6 +151,7 @@ def source_band_check(sims: list[dict]) -> Check | None:
     for s in sims:
         gauss = [x for x in s["sources"] if x["fwidth"] and x["fcen"]]
         freqs = [f for m in s.get("monitors", []) for f in m["freqs"]]
+        freqs += (s.get("ldos") or {}).get("freqs", [])
         if not gauss or not freqs:
             continue
         src = max(gauss, key=lambda x: x["fwidth"])
@@ -373,6 +375,7 @@ def record_checks(sims: list[dict], design: dict | None) -> list[Check]:
         declared_geometry_check(sims, design.get("declared_dimensions") or []),
         harminv_summary(sims),
         *boundary_checks(sims, design),
+        *emitter_checks(sims, design),
     ]
     return [c for c in found if c is not None]
 

@@ -268,3 +268,14 @@ NORMALISATION_FIT = 0.03
 # frequencies where it scatters little); the fail level is EXTINCTION_SUM's, the
 # balance ext = sca + abs held to the same 2 %.
 CLOSED_BOX_BALANCE = CheckLimit(fail=2e-2, warn=5e-3)
+
+# Emitters (reprolab.physics.emitters): the far field is far when its radius is this many
+# of the longest wavelengths and beyond the Fraunhofer distance 2 D² / λ of the near
+# surface (D its largest extent); the Purcell reference run matches the emitter run's
+# medium index within this.
+FAR_FIELD_WAVELENGTHS = 10.0
+FAR_FIELD_FRAUNHOFER = 1.0  # times 2 D² / λ
+REFERENCE_INDEX_RTOL = 1e-3
+# An emitter's distance to the nearest material interface, in pixels: closer, its LDOS
+# (which grows as 1/d³ near an interface) is set by the grid, not the structure.
+EMITTER_GAP_PIXELS = CheckLimit(fail=2.0, warn=4.0)

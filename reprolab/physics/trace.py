@@ -2,9 +2,9 @@
 
 The run-time record holds what every monitor measured as the script read it
 (`reprolab.physics.as_measured`: flux spectra, mode coefficients, DFT field digests,
-LDOS, and the Harminv modes of each run). A figure output (the design's
-`figure_outputs`) is traceable when every value it reports is one of those numbers or
-follows from them as a normalised spectrum does:
+LDOS, far-field |F|^2 at each point asked, and the Harminv modes of each run). A
+figure output (the design's `figure_outputs`) is traceable when every value it reports
+is one of those numbers or follows from them as a normalised spectrum does:
 
 - a spectrum (x a wavelength or a frequency, `reported_frequencies`): at each
   row's frequency the value is a measured spectrum F, a ratio ±F_a/F_b of two spectra
@@ -303,6 +303,7 @@ def _values(ys, tol, groups) -> tuple[np.ndarray, str]:
     for sims in groups:
         vals = [v for _, s in _derived(_spectra(sims)) for v in s]
         for s in sims:
+            vals += [v for m in s.get("measured", []) if m["kind"] == "farfield" for v in m["abs2"]]
             for r in s.get("runs", []):
                 for h in r.get("harminv", []):
                     for m in h.get("modes", []):

@@ -33,17 +33,18 @@ def overlay(paper: Paper, fig_result: dict, out_png: str | Path) -> str:
             sim_x = paper.x_in_figure_units(
                 fig_meta.figure_id, curve.get("x_column"), curve["sim"]["x"]
             )
+            sim_y = as_plotted(paper, fig_meta, cid, curve["sim"]["y"])
             style = line_style(len(sim_x))
-            on.plot(
-                sim_x,
-                curve["sim"]["y"],
-                style,
-                color=color,
-                lw=1.5,
-                ms=4,
-                label=f"reproduced: {cid}",
-            )
+            on.plot(sim_x, sim_y, style, color=color, lw=1.5, ms=4, label=f"reproduced: {cid}")
             xs += [] if meta[cid].digitized else list(sim_x)
+    for ref in (c for c in fig_meta.curves if getattr(c, "reference", False)):
+        on = right if right is not None and ref.y_axis == "right" else ax
+        xr, yr = paper.curve_data(fig_meta.figure_id, ref.curve_id)
+        on.plot(xr, yr, "--", color="k", lw=1.2, label=f"paper reference: {ref.label}")
+        xs += xr
+    for axis, side in ((ax, fig_meta.y_axes.left), (right, fig_meta.y_axes.right)):
+        if axis is not None and side is not None and side.scale == "log":
+            axis.set_yscale("log")
     ax.set_xlabel(fig_meta.x_label)
     ax.set_ylabel(fig_meta.y_axes.left.label)
     if right is not None:
@@ -56,6 +57,18 @@ def overlay(paper: Paper, fig_result: dict, out_png: str | Path) -> str:
     ax.legend(handles=handles, fontsize=8)
     fig.tight_layout()
     return save_figure(fig, out_png)
+
+
+def as_plotted(paper: Paper, fig_meta, curve_id: str, y: list[float]):
+    """A polar figure's reproduction as the paper plots it (normalised, in dB)."""
+    if getattr(fig_meta, "polar", None) is None or not paper.has_data(fig_meta.figure_id, curve_id):
+        return y
+    from reprolab.physics import positions
+
+    _, yp = paper.curve_data(fig_meta.figure_id, curve_id)
+    ctx = positions.axis_context(fig_meta, curve_id)
+    ctx["y_scale"] = "linear"  # a log axis is drawn log, not as ln(y)
+    return positions.to_compared_y(yp, y, ctx)[1]
 
 
 def field_map(paper: Paper, fig_result: dict, out_png: str | Path) -> str:

@@ -29,13 +29,15 @@ from reprolab.errors import InputFileError
 from reprolab.events import log_event
 from reprolab.fileio import read_json
 from reprolab.physics import checks as checks_mod
-from reprolab.physics import claims, compare
+from reprolab.physics import claims, compare, positions, reference_curves
 from reprolab.steps import mode_results
 from reprolab.steps.blocking import passed_on_block
 
 
 def raw_curves(run, design: SimulationDesign, run_dir: Path) -> dict:
-    """(figure, curve) → (x_paper, y_paper, x_sim, y_sim), for recomputing the comparison."""
+    """(figure, curve) → (x_paper, y_paper, x_sim, y_sim, axis), for recomputing the
+    comparison; each reference curve under ("reference", figure, curve, reference) with
+    the tuple reference_curves.recheck reads."""
     curves = {}
     for fo in design.figure_outputs:
         if not run.paper.has_data(fo.figure_id, fo.curve_id):
@@ -45,10 +47,15 @@ def raw_curves(run, design: SimulationDesign, run_dir: Path) -> dict:
             sim = (cols[fo.x_column], cols[fo.y_column])
         except (OSError, ValueError, KeyError, IndexError, InputFileError):
             continue  # recompute_comparison reports the curve as not recomputable
-        curves[(fo.figure_id, fo.curve_id)] = (
-            *run.paper.curve_data(fo.figure_id, fo.curve_id, fo.x_column),
-            *sim,
-        )
+        paper = run.paper.curve_data(fo.figure_id, fo.curve_id, fo.x_column)
+        figure = run.paper.figure(fo.figure_id)
+        axis = positions.axis_context(figure, fo.curve_id, fo.x_column)
+        curves[(fo.figure_id, fo.curve_id)] = (*paper, *sim, axis)
+        for ref in figure.references_of(fo.curve_id) if hasattr(figure, "references_of") else []:
+            ref_data = run.paper.curve_data(fo.figure_id, ref.curve_id, fo.x_column)
+            ref_axis = positions.axis_context(figure, ref.curve_id, fo.x_column)
+            key = ("reference", fo.figure_id, fo.curve_id, ref.curve_id)
+            curves[key] = (*ref_data, *sim, *paper, ref_axis)
     return curves
 
 
@@ -75,6 +82,7 @@ def analysis_problems(
         problems += [
             f"comparison.json: {m}" for m in compare.recompute_comparison(comparison, curves)
         ]
+        problems += [f"comparison.json: {m}" for m in reference_curves.recheck(comparison, curves)]
     # every cited number through its structured claim; no regex acceptance of prose
     problems += claims.problems(claims.audit_analysis(analysis, comparison, given))
     computed = {f["figure_id"]: f["classification"] for f in comparison["figures"]}

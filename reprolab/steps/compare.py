@@ -7,13 +7,13 @@ from pathlib import Path
 from reprolab.artifacts import Comparison, load_checks, load_design, write_comparison
 from reprolab.errors import InputFileError
 from reprolab.physics import checks as checks_mod
-from reprolab.physics import compare
+from reprolab.physics import compare, positions
 from reprolab.physics import thresholds as th
-from reprolab.steps import eligibility, mode_results, visual
+from reprolab.steps import eligibility, mode_results, references, visual
 
 
 def compare_stage(run, design_path, checks_path, out_comparison) -> None:
-    from reprolab.report import plots
+    from reprolab.report import plots, polar_plot
 
     blocked = eligibility.blocked_in(design_path, checks_path)
     if blocked:
@@ -41,12 +41,25 @@ def compare_stage(run, design_path, checks_path, out_comparison) -> None:
             )
             fig["curves"].append(entry)
             continue
-        entry.update(compare.compare_curve(xp, yp, xs, ys))
+        figure = run.paper.figure(fo.figure_id)
+        try:
+            axis = positions.axis_context(figure, fo.curve_id, fo.x_column)
+            entry.update(compare.compare_curve(xp, yp, xs, ys, axis))
+        except ValueError as exc:  # paper data the axis cannot take (<= 0 on a log axis)
+            digitized = run.paper.curve(fo.figure_id, fo.curve_id).digitized
+            entry.update(error=f"{digitized}: {exc}", classes={"paper data": "FAILURE"})
+            fig["curves"].append(entry)
+            continue
         entry["classes"] = compare.classify_curve(entry)
-        axis = run.paper.figure(fo.figure_id).x_axis
+        entry["references"] = references.compare_with_references(run.paper, fo, xs, ys, entry)
+        x_axis = figure.x_axis
         entry["key_values"] = [
             compare.key_value(
-                {**kv.model_dump(), "x_column": fo.x_column, "x_axis": [axis.quantity, axis.unit]},
+                {
+                    **kv.model_dump(),
+                    "x_column": fo.x_column,
+                    "x_axis": [x_axis.quantity, x_axis.unit],
+                },
                 xs,
                 ys,
             )
@@ -60,6 +73,8 @@ def compare_stage(run, design_path, checks_path, out_comparison) -> None:
         classes += [kv["class"] for c in fig["curves"] for kv in c.get("key_values", [])]
         fig["classification"] = th.worst(classes)
         draw = plots.field_map if fig.get("field_map") else plots.overlay
+        if getattr(run.paper.figure(fig["figure_id"]), "polar", None) is not None:
+            draw = polar_plot.polar_overlay
         fig["overlay"] = draw(run.paper, fig, stage_dir / f"overlay_{fig['figure_id']}.png")
         for curve in fig["curves"]:
             curve.pop("sim", None)

@@ -70,6 +70,8 @@ def variants_needed(
             else "a resonance stage (Harminv ran) without PML (Bloch or closed cell): "
             "resolution is varied"
         )
+    if any(s.get("ldos") for s in sims):  # an emitter's LDOS hangs on its few pixels
+        why.append("an LDOS stage (dft_ldos ran): resolution is varied")
     if pol == "off" or not why:
         ppw_text = (
             f"as built {ppw['value']:.4g} pixels per wavelength (>= {th.PPW_AS_BUILT.warn:g})"

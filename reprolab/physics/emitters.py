@@ -1,0 +1,235 @@
+"""Checks of emitter runs from the run-time record and the design: the emitter's
+distance to the nearest interface in pixels, the Purcell normalisation of an LDOS
+(`design.ldos`) and the near-to-far transformation (`design.near_to_far`): its surface
+encloses every source and its far field is far.
+
+A record simulation is an LDOS run when it ran `mp.dft_ldos` (its `ldos` entry); the
+source-band, resolution and field-decay checks of `record_checks` then judge it too.
+"""
+
+from __future__ import annotations
+
+import math
+
+from reprolab.physics import thresholds as th
+from reprolab.physics.check import Check
+
+
+def _n(material: dict) -> float | None:
+    return material.get("n_max")
+
+
+def _ldos_runs(sims: list[dict]) -> list[dict]:
+    return [s for s in sims if s.get("ldos")]
+
+
+def _homogeneous(s: dict) -> bool:
+    """No object whose material differs from the background (the reference medium)."""
+    return all(g.get("material") == s["default_material"] for g in s.get("geometry", []))
+
+
+def _dipoles(s: dict) -> list[tuple]:
+    return sorted((d["component"], tuple(d["center"])) for d in s["sources"])
+
+
+def purcell_normalisation_check(sims: list[dict], ldos: dict) -> Check | None:
+    """The normalisation a Purcell factor needs, as the design states it."""
+    how, n_ref = ldos.get("normalisation"), float(ldos.get("reference_index", 1.0))
+    runs = _ldos_runs(sims)
+    name, limit = "built:purcell_normalisation", f"reference index {n_ref:g}"
+    if how in (None, "none"):
+        return None
+    if not runs:
+        return Check(name, "fail", "the design states an LDOS, the run called no dft_ldos", 0)
+    if how == "analytic_bulk":
+        bad = [
+            s
+            for s in runs
+            if not math.isclose(
+                _n(s["default_material"]) or 0, n_ref, rel_tol=th.REFERENCE_INDEX_RTOL
+            )
+        ]
+        detail = ", ".join(f"simulation {s['index']}: n = {_n(s['default_material'])}" for s in bad)
+        return Check(
+            name,
+            "fail" if bad else "pass",
+            f"analytic bulk LDOS of n = {n_ref:g}: "
+            + (
+                f"the emitter's background differs ({detail})" if bad else "every LDOS run is in it"
+            ),
+            len(bad),
+            limit,
+        )
+    refs = [s for s in runs if _homogeneous(s)]
+    structured = [s for s in runs if not _homogeneous(s)]
+    if not refs or not structured:
+        return Check(
+            name,
+            "fail",
+            f"{len(structured)} LDOS run(s) with a structure and {len(refs)} in a homogeneous "
+            "medium: a Purcell factor by a homogeneous run needs both",
+            len(refs),
+            limit,
+        )
+    problems = []
+    for s in structured:
+        ref = refs[0]
+        n = _n(ref["default_material"]) or 0
+        if not math.isclose(n, n_ref, rel_tol=th.REFERENCE_INDEX_RTOL):
+            problems.append(f"reference simulation {ref['index']} is in n = {n:g}, not {n_ref:g}")
+        if ref["resolution"] != s["resolution"]:
+            problems.append(
+                f"reference resolution {ref['resolution']:g} ≠ {s['resolution']:g} "
+                f"(simulation {s['index']})"
+            )
+        if ref["ldos"]["freqs"] != s["ldos"]["freqs"]:
+            problems.append(f"reference LDOS frequencies differ from simulation {s['index']}'s")
+        if [c for c, _ in _dipoles(ref)] != [c for c, _ in _dipoles(s)]:
+            problems.append(f"reference dipole components differ from simulation {s['index']}'s")
+    return Check(
+        name,
+        "fail" if problems else "pass",
+        "; ".join(problems)
+        or f"{len(structured)} LDOS run(s) normalised by homogeneous simulation "
+        f"{refs[0]['index']} (n = {n_ref:g}, same resolution, frequencies and dipoles)",
+        len(problems),
+        limit,
+    )
+
+
+def _box(regions: list[dict]) -> list[tuple[float, float]]:
+    lo = [min(r["center"][i] - r["size"][i] / 2 for r in regions) for i in range(3)]
+    hi = [max(r["center"][i] + r["size"][i] / 2 for r in regions) for i in range(3)]
+    return list(zip(lo, hi, strict=True))
+
+
+def near_surface_check(sims: list[dict]) -> Check | None:
+    """A closed near-field surface (two or more regions) encloses every source strictly."""
+    found = [(s, m) for s in sims for m in s.get("monitors", []) if m["kind"] == "near2far"]
+    if not found:
+        return None
+    outside = []
+    for s, m in found:
+        regions = [r for r in m["regions"] if None not in r["center"] + r["size"]]
+        if len(regions) < 2:
+            continue  # one plane: an open surface, judged by the far-field check only
+        box = _box(regions)
+        for src in s["sources"]:
+            c = src["center"]
+            if any(hi > lo and not lo < c[i] < hi for i, (lo, hi) in enumerate(box)):
+                outside.append(f"simulation {s['index']}: source at {c} outside {box}")
+    return Check(
+        "built:near_surface_encloses_sources",
+        "fail" if outside else "pass",
+        "; ".join(outside) or f"{len(found)} near-to-far surface(s) enclose their sources",
+        len(outside),
+        "fail: a source on or outside a closed near-field surface",
+    )
+
+
+def far_field_check(sims: list[dict], n2f: dict) -> Check:
+    """The far-field radius ≫ the wavelength and beyond the near surface's Fraunhofer
+    distance."""
+    found = [(s, m) for s in sims for m in s.get("monitors", []) if m["kind"] == "near2far"]
+    name = "built:far_field_is_far"
+    if not found:
+        return Check(name, "fail", "the design states a near-to-far surface, the run added none")
+    radius = float(n2f["far_field_radius"])
+    worst = None
+    for s, m in found:
+        freqs = [f for f in m["freqs"] if f > 0]
+        if not freqs:
+            continue
+        n = _n(s["default_material"]) or 1.0
+        wl = 1 / min(freqs) / n
+        box = _box([r for r in m["regions"] if None not in r["center"] + r["size"]])
+        extent = max(hi - lo for lo, hi in box)
+        need = max(th.FAR_FIELD_WAVELENGTHS * wl, th.FAR_FIELD_FRAUNHOFER * 2 * extent**2 / wl)
+        if worst is None or radius / need < worst[0]:
+            worst = (radius / need, wl, extent, need)
+    if worst is None:
+        return Check(name, "fail", "the near-to-far monitor has no frequency")
+    ratio, wl, extent, need = worst
+    return Check(
+        name,
+        "pass" if ratio >= 1 else "fail",
+        f"far-field radius {radius:g} a = {radius / wl:.3g} wavelengths (λ = {wl:.4g} a in the "
+        f"medium); near surface {extent:.4g} a across: needs ≥ {need:.4g} a "
+        f"(≥ {th.FAR_FIELD_WAVELENGTHS:g} λ and ≥ 2D²/λ)",
+        round(radius / wl, 4),
+        f"fail < max({th.FAR_FIELD_WAVELENGTHS:g} λ, 2D²/λ)",
+    )
+
+
+BIG = 1e10  # Meep's mp.inf is 1e20: an unbounded extent
+
+
+def _gap(point: list[float], g: dict) -> float | None:
+    """Distance from `point` to object `g`'s surface (block, cylinder, sphere), in a."""
+    c = [x or 0.0 for x in g["center"]]
+    d = [(p or 0.0) - q for p, q in zip(point, c, strict=True)]
+    if "size" in g:
+        half = [(s or 0.0) / 2 if (s or 0.0) < BIG else math.inf for s in g["size"]]
+        finite = [(abs(x), h) for x, h in zip(d, half, strict=True) if 0 < h < math.inf]
+        if not finite:
+            return None
+        if all(a <= h for a, h in finite):
+            return min(h - a for a, h in finite)
+        return math.sqrt(sum(max(a - h, 0.0) ** 2 for a, h in finite))
+    if "radius" in g:
+        r = math.hypot(d[0], d[1]) if g["kind"] == "Cylinder" else math.hypot(*d)
+        return abs(r - g["radius"])
+    return None
+
+
+def emitter_gap_check(sims: list[dict]) -> Check | None:
+    """Each point dipole of an LDOS run: pixels to the nearest material interface."""
+    worst = None
+    for s in _ldos_runs(sims):
+        for src in s["sources"]:
+            if any(x for x in src["size"] if x):
+                continue  # an extended source is not an emitter
+            for g in s.get("geometry", []):
+                if g.get("material") == s["default_material"]:
+                    continue
+                gap = _gap(src["center"], g)
+                if gap is not None and (worst is None or gap * s["resolution"] < worst[0]):
+                    worst = (gap * s["resolution"], s, src, g)
+    if worst is None:
+        return None
+    px, s, src, g = worst
+    lim = th.EMITTER_GAP_PIXELS
+    return Check(
+        "built:emitter_resolution",
+        "fail" if px < lim.fail else "warn" if px < lim.warn else "pass",
+        f"simulation {s['index']}: dipole at {src['center']} is {px / s['resolution']:.4g} a "
+        f"= {px:.3g} pixels from the {g['kind']} at {g['center']}",
+        round(px, 3),
+        f"fail < {lim.fail:g} pixels, warn < {lim.warn:g}",
+    )
+
+
+def emitter_checks(sims: list[dict], design: dict) -> list[Check]:
+    """The emitter checks a design calls for (none without `ldos` or `near_to_far`)."""
+    found = [emitter_gap_check(sims)]
+    if design.get("ldos"):
+        found.append(purcell_normalisation_check(sims, design["ldos"]))
+    if design.get("near_to_far"):
+        found += [near_surface_check(sims), far_field_check(sims, design["near_to_far"])]
+    elif any(m["kind"] == "near2far" for s in sims for m in s.get("monitors", [])):
+        found.append(near_surface_check(sims))
+    return [c for c in found if c is not None]
+
+
+def power_balance(near_power: float, angles_rad, far_intensity, radius: float) -> float:
+    """Relative difference between the power through the near surface and the 2D
+    far-field power ∮ S_r r dθ (a ring of `radius`, trapezoidal over the sampled angles,
+    closed across the seam when they span a full turn)."""
+    import numpy as np
+
+    th_ = np.asarray(angles_rad, float)
+    s = np.asarray(far_intensity, float)
+    if th_.size > 1 and np.isclose(th_[-1] - th_[0] + (th_[1] - th_[0]), 2 * np.pi):
+        th_, s = np.append(th_, th_[0] + 2 * np.pi), np.append(s, s[0])
+    far = float(np.sum((s[1:] + s[:-1]) / 2 * np.diff(th_))) * radius
+    return abs(far - near_power) / abs(near_power) if near_power else math.inf

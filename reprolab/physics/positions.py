@@ -1,0 +1,187 @@
+"""Where a curve's features sit, and on what scale a curve is compared.
+
+A feature's position error is measured against a scale chosen from the axis:
+
+- `position`: |x| of the paper's feature, where the axis origin lies outside the data
+  (a wavelength or frequency spectrum: 1 % of 1.55 µm is 15.5 nm);
+- `span`: the paper's x span, where the origin lies in the data (an angle, a
+  detuning, a position across a waveguide, k through Γ): a lobe at 0.2° reproduced at
+  0.3° is 0.1° of a 180° span, not a 50 % shift;
+- `turn`: a full turn (360° or 2π) on an angle axis that wraps (a polar figure, or
+  an angle axis whose data covers a full turn);
+- `tolerance`: the axis' `position_tolerance` in its own unit, where the paper states
+  how precisely positions matter: a shift of one tolerance sits at the success limit.
+
+The y values are compared as the axis plots them: linearly, in log space for a log
+axis (differences are ln(y_sim / y_paper), a relative error wherever the curve sits),
+or in dB for a polar figure plotted in dB (differences over the paper's dB range).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from reprolab import units
+from reprolab.physics import thresholds as th
+
+if TYPE_CHECKING:
+    import numpy as np
+
+TURN = {"deg": 360.0, "rad": 2 * math.pi}
+BASES = ("position", "span", "turn", "tolerance")
+# A log-axis reproduction at or below zero: placed this far below the paper's smallest
+# value, so the log-space difference is large and visible rather than undefined.
+LOG_FLOOR = 1e-6
+
+
+def axis_context(figure, curve_id: str, x_column: str | None = None) -> dict:
+    """What the comparison needs of a figure's axes (reprolab.paper_format.Figure):
+    the x quantity, unit and scale, the curve's y scale, the polar settings and a
+    stated position tolerance. With `x_column` (the simulation's column, whose unit the
+    paper's x is converted to), x unit and tolerance are in that column's unit."""
+    curve = next(c for c in figure.curves if c.curve_id == curve_id)
+    y_axis = figure.y_axes.right if curve.y_axis == "right" else figure.y_axes.left
+    polar = getattr(figure, "polar", None)
+    x = figure.x_axis
+    unit, tolerance = x.unit, getattr(x, "position_tolerance", None)
+    column = units.column_quantity(x_column) if x_column else None
+    if column and column[0] == x.quantity and column[1] != x.unit:
+        unit = column[1]
+        if tolerance and x.quantity in ("angle", "length"):  # linear conversions only
+            tolerance = abs(units.convert([tolerance], (x.quantity, x.unit), column)[0])
+    return {
+        "x_quantity": x.quantity,
+        "x_unit": unit,
+        "x_scale": x.scale,
+        "y_scale": y_axis.scale,
+        "position_tolerance": tolerance,
+        "polar": polar.model_dump() if polar is not None else None,
+    }
+
+
+def period(ctx: dict | None) -> float | None:
+    """The angle axis' full turn where it wraps (a polar figure, or an angle axis whose
+    data spans a full turn: `with_wrap`), else None."""
+    if not ctx or ctx.get("x_quantity") != "angle" or not (ctx.get("polar") or ctx.get("wrap")):
+        return None
+    return TURN.get(ctx.get("x_unit", ""))
+
+
+def with_wrap(ctx: dict | None, x_paper) -> dict | None:
+    """`ctx` marked as wrapping when it is an angle axis whose paper data covers a full
+    turn but for one sampling step (0°…355° by 5°, −180°…180°)."""
+    import numpy as np
+
+    turn = TURN.get((ctx or {}).get("x_unit", ""))
+    if not ctx or ctx.get("x_quantity") != "angle" or turn is None or len(x_paper) < 3:
+        return ctx
+    x = np.sort(np.asarray(x_paper, float))
+    step = float(np.max(np.diff(x)))
+    return ctx | {"wrap": True} if float(np.ptp(x)) + step >= turn * (1 - 1e-9) else ctx
+
+
+def y_kind(ctx: dict | None) -> str:
+    """How y differences are taken: `linear`, `log` (ln ratio) or `db`."""
+    if ctx and (ctx.get("polar") or {}).get("db"):
+        return "db"
+    if ctx and ctx.get("y_scale") == "log":
+        return "log"
+    return "linear"
+
+
+def wrap(x, turn: float, start: float) -> np.ndarray:
+    """Angles mapped into [start, start + turn)."""
+    import numpy as np
+
+    return start + np.mod(np.asarray(x, float) - start, turn)
+
+
+def periodic_copy(x, y, turn: float) -> tuple[np.ndarray, np.ndarray]:
+    """A wrapped curve sorted, with one copy a turn either side so that interpolation and
+    peak finding see across the seam (a main lobe at 0° on a 0–360° axis)."""
+    import numpy as np
+
+    order = np.argsort(x)
+    x, y = np.asarray(x, float)[order], np.asarray(y, float)[order]
+    if len(x) > 1 and math.isclose(x[-1] - x[0], turn, rel_tol=1e-9, abs_tol=1e-12):
+        x, y = x[:-1], y[:-1]  # both ends of the turn sampled: one point
+    return np.concatenate([x - turn, x, x + turn]), np.concatenate([y, y, y])
+
+
+def to_compared_y(yp, ys, ctx: dict | None) -> tuple[np.ndarray, np.ndarray, float, str]:
+    """Paper and reproduced y as they are compared, the scale differences are divided by
+    and a note (empty unless something had to be said).
+
+    A polar figure normalised to its maximum divides both curves by their own maximum;
+    in dB the paper's values are dB and the reproduction (a power) is converted to dB.
+    A log axis compares ln(y); a paper value at or below zero there is an error in its
+    digitized data. With `both_plotted` in `ctx` the second curve is the paper's too
+    (already in dB)."""
+    import numpy as np
+
+    yp, ys = np.asarray(yp, float), np.asarray(ys, float)
+    polar, kind, note = (ctx or {}).get("polar") or {}, y_kind(ctx), ""
+    if polar.get("normalise") == "max":
+        top = float(np.max(ys)) if ys.size else 0.0
+        ys = ys / top if top > 0 else ys
+        if kind != "db":
+            yp = yp / (float(np.max(yp)) or 1.0)
+    if kind == "db" and (ctx or {}).get("both_plotted"):
+        return yp, ys, float(np.ptp(yp)) or 1.0, note  # two paper curves: both in dB
+    if kind == "db":
+        # the plot's radial floor is the paper's lowest level: below it nothing is seen
+        floor = float(np.min(yp))
+        ys = np.maximum(10 * np.log10(np.maximum(ys, 10 ** (floor / 10) * LOG_FLOOR)), floor)
+        return yp, ys, float(np.ptp(yp)) or 1.0, note
+    if kind == "log":
+        if np.any(yp <= 0):
+            raise ValueError(
+                f"a log-scale y axis needs positive paper values (smallest {float(np.min(yp)):g});"
+                " valid: digitize the curve's positive values, or set the axis scale to linear"
+            )
+        floor = float(np.min(yp)) * LOG_FLOOR
+        if np.any(ys <= 0):
+            note = f"{int(np.sum(ys <= 0))} reproduced value(s) <= 0 on a log axis"
+        return np.log(yp), np.log(np.maximum(ys, floor)), 1.0, note
+    return yp, ys, float(np.max(np.abs(yp))) or 1.0, note
+
+
+def origin_in_data(x_min: float, x_max: float) -> bool:
+    return x_min <= 0.0 <= x_max
+
+
+def position_scale(x0: float, x_min: float, x_max: float, ctx: dict | None) -> tuple[float, str]:
+    """(scale, basis) a feature's position error at paper position x0 is divided by;
+    the basis is one of BASES (module docstring). Never zero."""
+    span = (x_max - x_min) or 1.0
+    tolerance = (ctx or {}).get("position_tolerance")
+    if tolerance:
+        return tolerance / th.DISCREPANCY_THRESHOLDS[0].acceptable, "tolerance"
+    turn = period(ctx)
+    if turn is not None:
+        return turn, "turn"
+    if origin_in_data(x_min, x_max) or x0 == 0.0:
+        return span, "span"
+    if (ctx or {}).get("x_quantity") == "angle":
+        return span, "span"  # an angle's origin is a direction, not a zero of a scale
+    return abs(x0), "position"
+
+
+def distance(a: float, b: float, turn: float | None) -> float:
+    """|a - b|, the short way round on a wrapped axis."""
+    d = abs(a - b)
+    return min(d, turn - d % turn) if turn else d
+
+
+def features_on(x, y, prominence: float, turn: float | None, find) -> list[dict]:
+    """Features of a curve by `find` (compare.find_features); on a wrapped axis the
+    curve is seen across its seam and each feature is reported once, inside the data."""
+    import numpy as np
+
+    if turn is None:
+        return find(x, y, prominence)
+    xw, yw = periodic_copy(x, y, turn)
+    lo = float(np.min(x))
+    inner = [f for f in find(xw, yw, prominence) if lo <= f["x"] < lo + turn]
+    return inner
