@@ -179,3 +179,20 @@ def test_stage_verified_by_two_coarser_runs(coarse):
     q = qs[0]
     assert f"| {STAGE} | resolution_coarse | {q['name']} | " in md
     assert f"est. error {q['error_estimate']:.3g}" in md and "0.6x: " in md
+
+
+def test_report_shows_the_error_beside_the_figure_numbers(coarse):
+    """The figure's section lists each reproduced number with its estimated error; a
+    stage without convergence evidence adds nothing."""
+    from reprolab.report import discretisation
+
+    sd = coarse / "outputs" / PAPER / "stages" / STAGE
+    conv = json.loads((sd / "convergence.json").read_text())
+    fig = conv["quantities"][0]["name"].split("/")[0]
+    md = "\n".join(discretisation.error_lines(fig, sd))
+    rows = discretisation.figure_rows(fig, conv)
+    assert rows
+    for q in rows:
+        assert f"| {q['name'][len(fig) + 1 :]} | " in md
+        assert f"| {q['error_estimate']:.3g} | " in md
+    assert discretisation.error_lines(fig, sd / "run") == []
