@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from reprolab.artifacts import load_result
 from reprolab.physics import convergence as conv_mod
 from reprolab.physics import grid_convergence as gc
 from reprolab.physics import thresholds as th
@@ -68,11 +69,22 @@ def run_coarse(run, design, script: Path, plan_path, stage_dir: Path, host) -> d
     if RESOLUTION_SCALE_ENV not in script.read_text(encoding="utf-8"):
         var["note"] = f"the script ignores {RESOLUTION_SCALE_ENV}: no coarser runs (not run)"
         return var
-    seconds, reused = 0.0, []
+    seconds, reused, var["runs"] = 0.0, [], []
+    run_s = load_result(stage_dir / "result.json").runtime_seconds
+    dims = design.dimensions
     for s in sc:
         rerun, kept = _rerun(run, design, script, plan_path, stage_dir / folder_of(s), s, host)
         seconds += rerun.get("runtime_seconds") or 0.0
         reused.append(kept)
+        # predicted before it ran (pixels x steps from the run's own seconds), and actual
+        predicted = run_s * gc.cost_ratio([s], dims) if run_s else None
+        var["runs"].append(
+            {
+                "scale": s,
+                "predicted_seconds": predicted,
+                "runtime_seconds": rerun.get("runtime_seconds"),
+            }
+        )
         if rerun.get("failure") or rerun.get("exit_code"):
             var["note"] = f"the {s:g}x run failed: {rerun.get('failure') or rerun['exit_code']}"
             var["quantities"] = [

@@ -173,6 +173,9 @@ def test_stage_verified_by_two_coarser_runs(coarse):
         assert q["variant"] == "resolution_coarse" and len(q["values_coarse"]) == 2
         assert q["error_estimate"] == q["change"] and q["status"] != "fail", q
     assert conv["extra_meep_seconds"] == pytest.approx(conv["variants"][0]["runtime_seconds"])
+    runs = conv["variants"][0]["runs"]  # predicted (pixels x steps) beside actual seconds
+    assert [r["scale"] for r in runs] == [0.8, 0.6]
+    assert all(r["predicted_seconds"] > 0 and r["runtime_seconds"] > 0 for r in runs)
     verdict = json.loads((sd / "verdict.json").read_text())
     assert verdict["status"] == "completed_success", verdict
     md = "\n".join(markdown.convergence_section(coarse / "outputs" / PAPER))
