@@ -35,7 +35,10 @@ def costs(folder: Path, names: list[str]) -> dict[str, dict]:
     """Wall seconds of each case's run and of its reruns (<case>.<variant> folders)."""
     out = {}
     for name in names:
-        reruns = {p.name.split(".", 1)[1]: seconds(p) for p in folder.glob(f"{name}.*_2x")}
+        found = [*folder.glob(f"{name}.*_2x"), *folder.glob(f"{name}.resolution_coarse.*")]
+        reruns = {
+            p.name.split(".", 1)[1]: seconds(p) for p in found if not p.name.endswith(".record")
+        }
         out[name] = {"run_s": seconds(folder / name), "reruns_s": reruns}
     return out
 

@@ -16,6 +16,7 @@ from reprolab import knowledge, run_files
 from reprolab.errors import InputFileError
 from reprolab.fileio import atomic_write_text
 from reprolab.physics import meanings as pm
+from reprolab.physics import scatter_checks
 from reprolab.physics import thresholds as th
 from reprolab.physics.check import Check
 
@@ -86,6 +87,7 @@ def spectrum_checks(
         if name in cols:
             checks.append(_range_check(f"{name}:{path.name}", cols[name]))
     checks += cross_section_checks(path, cols, meanings)
+    checks += scatter_checks.lossless_net_flux(path, cols, meanings, lossless)
     trans = [c for c in pm.with_meaning(meanings, "transmittance") if c in cols]
     refl = [c for c in pm.with_meaning(meanings, "reflectance") if c in cols]
     if len(trans) == 1 and len(refl) == 1:

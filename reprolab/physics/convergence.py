@@ -32,6 +32,9 @@ from reprolab.physics.record_checks import load_record, run_label
 
 RESOLUTION = "resolution_2x"
 PML = "pml_2x"
+# The resolution evidence a converged result may excuse an under-resolved run with: the
+# 2x rerun, or the coarser runs' Richardson estimate (reprolab.physics.grid_convergence).
+RESOLUTION_VARIANTS = (RESOLUTION, "resolution_coarse")
 
 
 def richardson(q_n: float, q_2n: float) -> tuple[float, float]:
@@ -390,7 +393,7 @@ def excuse_resolution(checks: list[dict], conv: dict) -> tuple[list[dict], str]:
     """A failed `built:resolution_ppw` stands unless the resolution rerun ran and
     converged; then it becomes a warn saying so, with the numbers. Returns the checks
     and a note for the verdict's reason ('' when nothing was excused)."""
-    res = next((v for v in conv.get("variants", []) if v["id"] == RESOLUTION), None)
+    res = next((v for v in conv.get("variants", []) if v["id"] in RESOLUTION_VARIANTS), None)
     qs = res.get("quantities", []) if res else []
     converged = bool(res and res.get("ran") and verdict(qs) == "converged")
     # the excuse must bound the error where the curve is small too
@@ -409,8 +412,13 @@ def excuse_resolution(checks: list[dict], conv: dict) -> tuple[list[dict], str]:
             worst = max(qs, key=lambda q: q["change"])
             note = (
                 f"under-resolved ({c['value']} pixels per wavelength, fail < "
-                f"{th.PPW_AS_BUILT.fail:g}) but excused by convergence: at 2x resolution "
-                f"{len(res['quantities'])} quantities moved at most {worst['change']:.3g} "
+                f"{th.PPW_AS_BUILT.fail:g}) but excused by convergence: "
+                + (
+                    f"at 2x resolution {len(res['quantities'])} quantities moved"
+                    if res["id"] == RESOLUTION
+                    else f"the estimated error of {len(res['quantities'])} quantities is"
+                )
+                + f" at most {worst['change']:.3g} "
                 f"({worst['name']}, limit {worst['limit']})"
             )
             c = {

@@ -570,7 +570,9 @@ def as_built_table(checks_by_stage: dict) -> list[str]:
 
 
 def convergence_section(out_dir: Path) -> list[str]:
-    """Each stage's convergence decision, its reruns' quantities and statuses."""
+    """Each stage's convergence decision, its reruns' quantities and statuses (coarser
+    runs: both runs' values, the estimated error at the run's resolution and the
+    observed order)."""
     files = [
         p
         for p in sorted(out_dir.glob("stages/*/convergence.json"))
@@ -578,7 +580,7 @@ def convergence_section(out_dir: Path) -> list[str]:
     ]
     if not files:
         return []
-    md = ["## Convergence (reruns at twice the resolution; resonances also twice the PML)", ""]
+    md = ["## Convergence (resolution and, for resonances, PML varied)", ""]
     md += table_header(
         "stage", "rerun", "quantity", "value", "value in the rerun", "change", "limit", "status"
     )
@@ -588,9 +590,8 @@ def convergence_section(out_dir: Path) -> list[str]:
         for q in conv.get("quantities", []):
             md.append(
                 f"| {sid} | {q.get('variant', 'resolution_2x')} | {q['name']} | "
-                f"{_fmt(q['value_n'], '.6g')} | {_fmt(q['value_2n'], '.6g')} | "
-                f"{_fmt(q.get('change', q['error_estimate']))} | {q.get('limit', '')} | "
-                f"{q['status']} |"
+                f"{_fmt(q['value_n'], '.6g')} | {_rerun_values(q)} | "
+                f"{_change_text(q)} | {q.get('limit', '')} | {q['status']} |"
             )
         said = conv.get("note") or conv.get("reason") or ""
         extra = conv.get("extra_meep_seconds")
@@ -600,16 +601,37 @@ def convergence_section(out_dir: Path) -> list[str]:
         md.append(f"| {sid} | – | – | – | – | – | – | {said}{cost} |")
     md += [
         "",
-        f"`checks.convergence`: auto reruns a stage under {th.PPW_AS_BUILT.warn:g} pixels per "
-        "wavelength (as built) and every stage that ran Harminv. A change above "
+        f"`checks.convergence`: auto verifies a stage under {th.PPW_AS_BUILT.warn:g} pixels "
+        "per wavelength (as built) and every stage that ran Harminv. `resolution_coarse`: "
+        "two coarser runs and, per quantity, the Richardson error estimate at the run's "
+        "resolution with the observed order p (GCI = 1.25 x the estimate); "
+        "`resolution_2x`: the change at twice the resolution. An estimate or change above "
         f"{th.CONVERGENCE_FRACTION:g} of the SUCCESS level of the band that classifies the "
-        "quantity fails the stage (pointwise: max \\|y(2N) − y(N)\\| / max \\|y\\| on the "
+        "quantity fails the stage (pointwise: max \\|y' − y\\| / max \\|y\\| on the "
         f"figure's x grid, fail above {th.CONVERGENCE_POINTWISE.fail:g}; Harminv Q above "
         f"{th.CONVERGENCE_Q.fail:g}); a run under {th.PPW_AS_BUILT.fail:g} pixels per "
-        "wavelength stands only when its rerun converged.",
+        "wavelength stands only when its resolution evidence converged.",
         "",
     ]
     return md
+
+
+def _rerun_values(q: dict) -> str:
+    """The rerun's value, or each coarser run's with its resolution factor."""
+    if "values_coarse" not in q:
+        return _fmt(q["value_2n"], ".6g")
+    pairs = zip(q.get("scales", []), q["values_coarse"], q.get("changes_coarse", []), strict=False)
+    return "; ".join(
+        f"{s:g}x: {_fmt(v, '.6g') if v is not None else 'change ' + _fmt(c)}" for s, v, c in pairs
+    )
+
+
+def _change_text(q: dict) -> str:
+    """The change, or the estimated error with its observed order (and a note)."""
+    if "values_coarse" not in q:
+        return _fmt(q.get("change", q["error_estimate"]))
+    order = f"p = {q['order']:.2f}" if q.get("order") is not None else "p not determined"
+    return f"est. error {_fmt(q['error_estimate'])} ({order}, GCI {_fmt(q.get('gci'))})"
 
 
 def read_metrics(out_dir: Path) -> list[dict]:

@@ -12,6 +12,7 @@ ever pretended.
 from __future__ import annotations
 
 import os
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -88,11 +89,11 @@ def variants_needed(
 
 
 @contextmanager
-def scaled_env(name: str):
-    """The run's environment with one scale variable at 2 (the others at 1)."""
+def scaled_env(name: str, value: str = "2"):
+    """The run's environment with one scale variable at `value` (the others at 1)."""
     saved = {k: os.environ.get(k) for k in (RESOLUTION_SCALE_ENV, PML_SCALE_ENV)}
     os.environ.update({k: "1" for k in saved})
-    os.environ[name] = "2"
+    os.environ[name] = value
     try:
         yield
     finally:
@@ -135,8 +136,15 @@ def run_convergence(run, design_path, code_json, plan_path, out_json) -> None:
         atomic_write_json(out_json, result)
         return
     script = Path(record.get("script") or stage_dir / "simulation.py")
+    from reprolab.steps import grid_convergence as grid
+
+    names, result["scale"] = grid.resolution_variants(run.config, names)
     for name in names:
-        var = run_variant(run, name, design, script, plan_path, stage_dir)
+        if name == grid.COARSE:
+            # this module's rerun helpers, passed in: grid_convergence does not import it
+            var = grid.run_coarse(run, design, script, plan_path, stage_dir, sys.modules[__name__])
+        else:
+            var = run_variant(run, name, design, script, plan_path, stage_dir)
         result["variants"].append(var)
         result["extra_meep_seconds"] += var.get("runtime_seconds") or 0.0
     result["quantities"] = [q for v in result["variants"] for q in v["quantities"]]
@@ -187,21 +195,23 @@ def run_variant(run, name, design, script: Path, plan_path, stage_dir: Path) -> 
     return var
 
 
-def kept_rerun(folder: Path, script: Path, env: str) -> dict | None:
+def kept_rerun(folder: Path, script: Path, env: str, value: str = "2") -> dict | None:
     """The rerun kept from an earlier convergence step of the same script (the paper's
     digitized data or key values changed: recompare, do not rerun); None otherwise."""
     path = folder / "result.json"
     if not path.is_file() or not (folder / "run").is_dir():
         return None
     kept = load_result(path)
-    same = kept.script_sha256 == sha256_file(script) and kept.scale_env == {env: "2"}
+    same = kept.script_sha256 == sha256_file(script) and kept.scale_env == {env: value}
     ok = not (kept.failure or kept.exit_code)
     return kept.to_json() if same and ok else None
 
 
-def compare_runs(run, design, run_n: Path, run_v: Path, variant: str) -> list[dict]:
+def compare_runs(run, design, run_n: Path, run_v: Path, variant: str, paired=False) -> list:
     """The run against the rerun: curves on the paper's x grid, the paper's key values,
-    Harminv modes (reprolab.physics.convergence.compare_folders)."""
+    Harminv modes (reprolab.physics.convergence.compare_folders; `paired`: named after
+    the run's features, for the coarser runs' Richardson estimate)."""
+    from reprolab.physics import grid_convergence
 
     def paper_grid(fo: dict):
         try:
@@ -209,14 +219,14 @@ def compare_runs(run, design, run_n: Path, run_v: Path, variant: str) -> list[di
         except Exception:  # noqa: BLE001 - no digitized data: the run's own grid
             return None
 
-    return conv_mod.compare_folders(
-        [fo.model_dump() for fo in design.figure_outputs],
-        run_n,
-        run_v,
-        variant,
-        x_grid=paper_grid,
-        key_values=[kv.model_dump() for kv in getattr(run.paper.meta, "key_values", [])],
-    )
+    figure_outputs = [fo.model_dump() for fo in design.figure_outputs]
+    kw = {
+        "x_grid": paper_grid,
+        "key_values": [kv.model_dump() for kv in getattr(run.paper.meta, "key_values", [])],
+    }
+    if paired:
+        return grid_convergence.pair_quantities(figure_outputs, run_n, run_v, **kw)
+    return conv_mod.compare_folders(figure_outputs, run_n, run_v, variant, **kw)
 
 
 def judged_with_convergence(checks: dict, validation: dict | None, conv_path) -> tuple:

@@ -20,8 +20,8 @@ from reprolab.artifacts import (
     load_verdict,
 )
 from reprolab.fileio import atomic_write_text, read_json
+from reprolab.report import discretisation, partial, wording
 from reprolab.report import html as report_html
-from reprolab.report import partial, wording
 from reprolab.report.markdown import (
     assumptions_section,
     checks_section,
@@ -163,7 +163,10 @@ def figure_comparison(
             run.paper, design, fig, assets
         )
     images = side_by_side(fig_id, paper_img, reproduction, fig, out_dir)
-    return figure_section(fig_id, meta.title, stage_id, fig, images, narrative)
+    section = figure_section(fig_id, meta.title, stage_id, fig, images, narrative)
+    if fig.get("overlay"):  # the estimated discretisation error beside the numbers
+        section += discretisation.error_lines(fig_id, stage_dir_of(fig))
+    return section
 
 
 def read_interactions(out_dir: Path) -> list[dict]:

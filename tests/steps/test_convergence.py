@@ -26,7 +26,7 @@ STAGE = "stage1_single_slab"
 @pytest.fixture(scope="module")
 def converged(tmp_path_factory):
     wd = tmp_path_factory.mktemp("convergence")
-    write_config(wd, checks={"convergence": True})
+    write_config(wd, checks={"convergence": True, "convergence_method": "refine_2x"})
     target = f"outputs/{PAPER}/stages/{STAGE}/verdict.json"
     run = snakemake(wd, target)
     assert run.returncode == 0, run.stderr[-3000:]
@@ -96,7 +96,7 @@ def test_report_shows_the_comparison(converged):
     out = converged / "outputs" / PAPER
     md = "\n".join(markdown.convergence_section(out))
     conv = json.loads((out / "stages" / STAGE / "convergence.json").read_text())
-    assert "## Convergence (reruns at twice the resolution" in md
+    assert "## Convergence (resolution and, for resonances, PML varied)" in md
     for q in conv["quantities"]:
         value = "–" if q["value_n"] is None else f"{q['value_n']:.6g}"
         rerun = "–" if q["value_2n"] is None else f"{q['value_2n']:.6g}"
@@ -140,3 +140,62 @@ def test_pointwise_change_between_resolutions_fails(change, status):
     q = pointwise("fig/T", x, y, x, y + change * np.max(np.abs(y)) * np.cos(20 * x) ** 2)
     assert q["status"] == status
     assert q["relative"] == pytest.approx(change, rel=0.05)
+
+
+@pytest.fixture(scope="module")
+def coarse(tmp_path_factory):
+    wd = tmp_path_factory.mktemp("coarse")
+    write_config(wd, checks={"convergence": True})  # the default method: coarse
+    run = snakemake(wd, f"outputs/{PAPER}/stages/{STAGE}/verdict.json")
+    assert run.returncode == 0, run.stderr[-3000:]
+    return wd
+
+
+def test_stage_verified_by_two_coarser_runs(coarse):
+    """checks.convergence_method: coarse (the default): the stage really reruns at 0.8x
+    and 0.6x of its resolution, each quantity gets its Richardson error estimate and
+    observed order, the verdict judges it and the report shows the estimate."""
+    sd = coarse / "outputs" / PAPER / "stages" / STAGE
+    conv = json.loads((sd / "convergence.json").read_text())
+    assert [v["id"] for v in conv["variants"]] == ["resolution_coarse"], conv
+    assert conv["scale"] == [0.8, 0.6] and conv["status"] == "converged", conv
+    res = json.loads((sd / "design.json").read_text())["output"]["resolution"]
+    for s in (0.8, 0.6):
+        rerun = json.loads((sd / f"convergence_{s:g}x" / "result.json").read_text())
+        assert rerun["exit_code"] == 0 and rerun["scale_env"] == {
+            "REPROLAB_RESOLUTION_SCALE": f"{s:g}"
+        }
+        log = (sd / f"convergence_{s:g}x" / "run" / "stdout.txt").read_text()
+        assert f"with resolution {s * res:g}" in log
+    qs = conv["quantities"]
+    assert any(q["name"].endswith("pointwise max change") for q in qs)
+    for q in qs:
+        assert q["variant"] == "resolution_coarse" and len(q["values_coarse"]) == 2
+        assert q["error_estimate"] == q["change"] and q["status"] != "fail", q
+    assert conv["extra_meep_seconds"] == pytest.approx(conv["variants"][0]["runtime_seconds"])
+    runs = conv["variants"][0]["runs"]  # predicted (pixels x steps) beside actual seconds
+    assert [r["scale"] for r in runs] == [0.8, 0.6]
+    assert all(r["predicted_seconds"] > 0 and r["runtime_seconds"] > 0 for r in runs)
+    verdict = json.loads((sd / "verdict.json").read_text())
+    assert verdict["status"] == "completed_success", verdict
+    md = "\n".join(markdown.convergence_section(coarse / "outputs" / PAPER))
+    q = qs[0]
+    assert f"| {STAGE} | resolution_coarse | {q['name']} | " in md
+    assert f"est. error {q['error_estimate']:.3g}" in md and "0.6x: " in md
+
+
+def test_report_shows_the_error_beside_the_figure_numbers(coarse):
+    """The figure's section lists each reproduced number with its estimated error; a
+    stage without convergence evidence adds nothing."""
+    from reprolab.report import discretisation
+
+    sd = coarse / "outputs" / PAPER / "stages" / STAGE
+    conv = json.loads((sd / "convergence.json").read_text())
+    fig = conv["quantities"][0]["name"].split("/")[0]
+    md = "\n".join(discretisation.error_lines(fig, sd))
+    rows = discretisation.figure_rows(fig, conv)
+    assert rows
+    for q in rows:
+        assert f"| {q['name'][len(fig) + 1 :]} | " in md
+        assert f"| {q['error_estimate']:.3g} | " in md
+    assert discretisation.error_lines(fig, sd / "run") == []

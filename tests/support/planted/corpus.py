@@ -16,6 +16,7 @@ from pathlib import Path
 
 from reprolab.physics import checks, lint
 from reprolab.physics import convergence as conv
+from reprolab.physics import grid_convergence as gc
 from reprolab.physics.record_checks import load_record
 from reprolab.steps.convergence import VARIANTS, variants_needed
 from tests.support.planted.scripts import plane_wave_script, slab_script
@@ -157,7 +158,7 @@ PLANTED = {
     # when it doubles.
     "bragg_under_resolved_converge": (
         slab_script(resolution=50, **BRAGG),
-        ["convergence:resolution_2x", "built:resolution_ppw"],
+        ["convergence:resolution", "built:resolution_ppw"],
     ),
     "ring_q_thin_pml_converge": (ring_script(pml=0.35), ["convergence:pml_2x"]),
     "output_copied_from_paper": (paper_copied(), ["traceable:spectrum.csv:T"]),
@@ -231,11 +232,31 @@ def _drive(dirs: list[str]) -> None:
     )
 
 
+# A planted mistake's named check "convergence:resolution" is the resolution evidence of
+# the method the corpus ran: the coarser runs' estimate or the 2x rerun.
+RESOLUTION_CHECK = {
+    "coarse": "convergence:" + gc.COARSE,
+    "refine_2x": "convergence:" + conv.RESOLUTION,
+}
+
+
+def rerun_dirs(name: str, var: str, method: str) -> dict[str, dict]:
+    """{folder name: its environment} of one case's rerun variant under `method`."""
+    if var == conv.RESOLUTION and method == "coarse":
+        env = VARIANTS[var][0]
+        return {f"{name}.{gc.COARSE}.{s:g}": {env: f"{s:g}"} for s in gc.DEFAULT_SCALES}
+    return {f"{name}.{var}": {VARIANTS[var][0]: "2"}}
+
+
 def run_corpus(
-    folder: Path, names: list[str] | None = None, auto: set[str] | None = None
+    folder: Path,
+    names: list[str] | None = None,
+    auto: set[str] | None = None,
+    method: str = "coarse",
 ) -> dict[str, dict[str, str]]:
     """{case: {check name: status}} of every case, run in one process; the cases in
-    `auto` (default AUTO) then rerun as the convergence policy asks, in a second one."""
+    `auto` (default AUTO) then rerun as the convergence policy asks under `method`
+    (checks.convergence_method), in a second one."""
     cases = {**PLANTED, **{k: (v, []) for k, v in CORRECT.items()}}
     names = names or list(cases)
     auto = AUTO if auto is None else auto
@@ -251,32 +272,56 @@ def run_corpus(
         sims = load_record(folder / name)
         wanted, _ = variants_needed("auto", results[name], sims, bool(design["figure_outputs"]))
         for var in wanted:
-            d = folder / f"{name}.{var}"
-            d.mkdir(exist_ok=True)
-            (d / "sim.py").write_text(cases[name][0][0])
-            (d / "env.json").write_text(json.dumps({VARIANTS[var][0]: "2"}))
+            for sub, env in rerun_dirs(name, var, method).items():
+                d = folder / sub
+                d.mkdir(exist_ok=True)
+                (d / "sim.py").write_text(cases[name][0][0])
+                (d / "env.json").write_text(json.dumps(env))
             reruns.setdefault(name, []).append(var)
-    _drive([str(folder / f"{n}.{v}") for n, vs in reruns.items() for v in vs])
+    _drive(
+        [
+            str(folder / sub)
+            for n, vs in reruns.items()
+            for v in vs
+            for sub in rerun_dirs(n, v, method)
+        ]
+    )
     out = {}
     for name in names:
         result = results[name]
         if name in auto:
+            variants = reruns.get(name, [])
             result, _ = conv.with_convergence(
-                result, converged(folder, name, cases[name][0][1], reruns.get(name, []))
+                result, converged(folder, name, cases[name][0][1], variants, method)
             )
         out[name] = {c["name"]: c["status"] for c in result["checks"]}
     return out
 
 
-def converged(folder: Path, name: str, design: dict, variants: list[str]) -> dict:
+def status_of(statuses: dict[str, str], check: str) -> str | None:
+    """A case's status of a named check ("convergence:resolution": whichever resolution
+    evidence the method ran)."""
+    if check == "convergence:resolution":
+        return next((statuses[c] for c in RESOLUTION_CHECK.values() if c in statuses), None)
+    return statuses.get(check)
+
+
+def converged(
+    folder: Path, name: str, design: dict, variants: list[str], method: str = "coarse"
+) -> dict:
     """The convergence record of one case, as reprolab.steps.convergence writes it."""
     out = []
     for var in variants:
-        rerun = folder / f"{name}.{var}"
-        ran = (rerun / "exit_code").read_text() == "0"
-        qs = (
-            conv.compare_folders(design["figure_outputs"], folder / name, rerun, var) if ran else []
-        )
+        reruns = [folder / sub for sub in rerun_dirs(name, var, method)]
+        ran = all((r / "exit_code").read_text() == "0" for r in reruns)
+        fos = design["figure_outputs"]
+        if not ran:
+            qs = []
+        elif len(reruns) == 2:
+            var = gc.COARSE
+            qs = gc.compare_coarse(fos, folder / name, *reruns, gc.DEFAULT_SCALES)
+        else:
+            qs = conv.compare_folders(fos, folder / name, reruns[0], var)
         out.append({"id": var, "ran": ran, "quantities": qs, "note": "" if ran else "failed"})
     qs = [q for v in out for q in v["quantities"]]
     return {"variants": out, "quantities": qs, "status": conv.verdict(qs) if out else "not_needed"}
@@ -312,7 +357,7 @@ def confusion(results: dict[str, dict[str, str]]) -> dict:
         rows[name] = {
             "planted": planted,
             "failed": failed,
-            "named_checks_failed": all(statuses.get(c) == "fail" for c in named),
+            "named_checks_failed": all(status_of(statuses, c) == "fail" for c in named),
         }
     tp = sum(1 for r in rows.values() if r["planted"] and r["named_checks_failed"])
     fn = sum(1 for r in rows.values() if r["planted"] and not r["named_checks_failed"])

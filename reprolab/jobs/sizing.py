@@ -1,0 +1,195 @@
+"""A job's size from the simulation it runs: grid cells and time steps from the cell,
+resolution and run length; memory and core-seconds from them with figures calibrated on
+measured Meep runs (benchmarks/job_sizing.py, benchmarks/results/job_sizing.md); MPI
+ranks so that each rank holds enough of the grid to be worth it; Slurm's time limit and
+memory with a margin; and whether the job fits its partition and the stage's budget.
+
+The run length is Meep time (a/c) summed over the script's runs, a ring-down included.
+Meep's time step is COURANT / resolution, so a run of T time units takes
+T * resolution / COURANT steps. A mirror or rotate2 symmetry halves the computed grid,
+rotate4 quarters it; a dispersive (Lorentz-Drude) medium adds polarization fields.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+
+COURANT = 0.5
+# Calibration on measured runs (benchmarks/results/job_sizing.md: nine 1D, 2D and 3D
+# runs of 600 to 191 000 cells, each script in its own process on the shared 2-core
+# machine, one rank; least squares, relative): peak memory is Python and Meep's import
+# (93 MB) plus 247 bytes per grid cell; compute is a set-up plus seconds per cell-step
+# by dimensions (1D: per-step costs dominate; 3D: six field components and a cell that
+# is mostly PML at these sizes). Fitted: 0.74 s + 1.2e-8 / 5.9e-9 / 4.8e-8 s per
+# cell-step in 1D / 2D / 3D.
+BASE_MEMORY_MB = 93.0
+BYTES_PER_CELL = 250.0
+SECONDS_PER_CELL_STEP = {1: 1.2e-8, 2: 5.9e-9, 3: 4.8e-8}
+SETUP_SECONDS = 0.75
+# A dispersive medium's polarization fields: cost and memory of its cells (the whole grid
+# as an upper bound) times this.
+DISPERSIVE_FACTOR = 1.6
+# An MPI rank pays off above this many grid cells (below it halo exchange and the
+# per-rank set-up outweigh the split); stated, not measured on this 2-core machine.
+MIN_CELLS_PER_RANK = 200_000
+# Slurm's request: the estimate times this margin, at least MIN_TIME_MIN minutes.
+MARGIN = 1.5
+MIN_TIME_MIN = 2
+SYMMETRY_FACTOR = {"mirror": 0.5, "rotate2": 0.5, "rotate4": 0.25}
+
+
+@dataclass
+class Size:
+    """What one job costs: its inputs and the estimate."""
+
+    dimensions: int
+    cells: float
+    steps: float
+    dispersive: bool
+    memory_mb: float
+    core_seconds: float
+    ranks: int = 1
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def grid_cells(cell: list[float], resolution: float, symmetries=()) -> float:
+    """Computed grid cells: pixels along every axis with extent, symmetries applied."""
+    n = 1.0
+    for length in cell:
+        if length and length > 0:
+            n *= max(1.0, length * resolution)
+    for s in symmetries:
+        kind = s if isinstance(s, str) else s.get("kind", "")
+        n *= SYMMETRY_FACTOR.get(kind.lower(), 1.0)
+    return n
+
+
+def time_steps(run_time: float, resolution: float) -> float:
+    return run_time * resolution / COURANT
+
+
+def estimate(
+    cell: list[float],
+    resolution: float,
+    run_time: float,
+    *,
+    dispersive: bool = False,
+    symmetries=(),
+    max_ranks: int = 1,
+) -> Size:
+    """The job's memory and core-seconds, and the ranks worth running it on."""
+    if resolution <= 0 or run_time < 0 or not cell:
+        raise ValueError(
+            f"job size needs a cell, resolution > 0 and run time >= 0; got cell={cell}, "
+            f"resolution={resolution}, run_time={run_time}"
+        )
+    dims = sum(1 for c in cell if c and c > 0)
+    cells = grid_cells(cell, resolution, symmetries)
+    steps = time_steps(run_time, resolution)
+    factor = DISPERSIVE_FACTOR if dispersive else 1.0
+    memory = BASE_MEMORY_MB + BYTES_PER_CELL * cells * factor / 1e6
+    core_s = SETUP_SECONDS + SECONDS_PER_CELL_STEP[max(1, dims)] * cells * steps * factor
+    ranks, notes = choose_ranks(cells, max_ranks)
+    return Size(dims, cells, steps, dispersive, memory, core_s, ranks, notes)
+
+
+def choose_ranks(cells: float, max_ranks: int) -> tuple[int, list[str]]:
+    """As many ranks as hold MIN_CELLS_PER_RANK each, at most max_ranks."""
+    worth = max(1, int(cells // MIN_CELLS_PER_RANK))
+    ranks = max(1, min(worth, int(max_ranks)))
+    note = f"{ranks} rank(s): {cells:.3g} cells, {MIN_CELLS_PER_RANK:g} per rank pay off" + (
+        f" (capped at {max_ranks})" if worth > max_ranks else ""
+    )
+    return ranks, [note]
+
+
+def slurm_request(size: Size) -> dict:
+    """Slurm's time limit (minutes) and memory (MB) from the estimate with MARGIN: the
+    wall time is core-seconds over ranks (no parallel gain assumed beyond that)."""
+    wall_s = size.core_seconds / size.ranks
+    return {
+        "time_min": max(MIN_TIME_MIN, math.ceil(wall_s * MARGIN / 60)),
+        "mem_mb": math.ceil(size.memory_mb * MARGIN),
+        "ranks": size.ranks,
+    }
+
+
+def partition_problems(request: dict, partition: dict) -> list[str]:
+    """Why the request cannot run on the partition (its max_time_min, max_mem_mb per
+    node, cpus per node; a key it lacks is not checked); empty when it fits."""
+    out = []
+    checks = (
+        ("time_min", "max_time_min", "minutes"),
+        ("mem_mb", "max_mem_mb", "MB of memory"),
+        ("ranks", "cpus", "cores"),
+    )
+    for key, limit, what in checks:
+        cap = partition.get(limit)
+        if cap is not None and request[key] > cap:
+            out.append(f"needs {request[key]} {what}; the partition allows {cap} ({limit})")
+    return out
+
+
+def budget_question(stage_id: str, size: Size, budget_core_s: float) -> dict | None:
+    """A gate question when the estimate exceeds the stage's budget (None within it):
+    the trade-offs a user can choose, each with what it saves."""
+    if size.core_seconds <= budget_core_s:
+        return None
+    d = max(1, size.dimensions)
+    return {
+        "stage_id": stage_id,
+        "question": (
+            f"{stage_id} is estimated at {size.core_seconds:.3g} core-seconds and "
+            f"{size.memory_mb:.0f} MB, over its budget of {budget_core_s:.3g} core-seconds. "
+            "Run it anyway, or change the design?"
+        ),
+        "options": {
+            "coarser": f"0.8x resolution: about {0.8 ** (d + 1):.2f}x the cost",
+            "symmetry": "a mirror symmetry the structure and source share: about 0.5x",
+            "smaller_cell": "a smaller cell or thinner PML: proportional to the grid",
+            "go_on": "submit as estimated",
+        },
+        "estimate": size.to_json(),
+    }
+
+
+def from_record(sims: list[dict]) -> dict:
+    """Cells, steps and the estimate of a run's run-time record (its simulations), for
+    the estimate recorded beside the run's actual use: cell-steps summed over runs."""
+    cell_steps = mem_cells = core_s = 0.0
+    dispersive = False
+    for s in sims:
+        dims = sum(1 for c in s.get("cell") or [] if c and c > 0)
+        cells = grid_cells(s.get("cell") or [], s.get("resolution") or 0, s.get("symmetries", []))
+        disp = any(
+            (g.get("material") or {}).get("dispersive") for g in s.get("geometry", [])
+        ) or bool((s.get("default_material") or {}).get("dispersive"))
+        dispersive = dispersive or disp
+        factor = DISPERSIVE_FACTOR if disp else 1.0
+        for r in s.get("runs", []):
+            n = cells * time_steps(r.get("sim_time") or 0.0, s["resolution"]) * factor
+            cell_steps += n
+            core_s += SECONDS_PER_CELL_STEP[max(1, dims)] * n
+        mem_cells = max(mem_cells, cells * factor)
+    return {
+        "cell_steps": cell_steps,
+        "grid_cells": mem_cells,
+        "dispersive": dispersive,
+        "memory_mb": BASE_MEMORY_MB + BYTES_PER_CELL * mem_cells / 1e6,
+        "core_seconds": SETUP_SECONDS + core_s,
+    }
+
+
+def beside_actual(estimated: dict, actual_core_s: float | None, actual_mem_mb: float | None):
+    """The estimate beside the actual use, with their ratios (estimate / actual)."""
+    out = {
+        "estimated": estimated,
+        "actual": {"core_seconds": actual_core_s, "memory_mb": actual_mem_mb},
+    }
+    for key, act in (("core_seconds", actual_core_s), ("memory_mb", actual_mem_mb)):
+        out[f"{key}_ratio"] = estimated[key] / act if act else None
+    return out

@@ -1,0 +1,206 @@
+"""Grid convergence from coarser runs: the run at its chosen resolution N and two reruns
+below it (by default 0.8 N and 0.6 N), Richardson extrapolation with the observed order,
+and Roache's grid convergence index (GCI) at N for every compared quantity.
+
+A 2x rerun costs 2^(d+1) times the run (pixels and time steps); the two coarser runs
+cost 0.8^(d+1) + 0.6^(d+1) of it: 1.0x in 1D, 0.73x in 2D, 0.54x in 3D.
+
+For a quantity q(h) = q* + C h^p (h the grid spacing, h = 1 at N), the changes of the
+coarser runs from the run, d_k = q(h_k) - q(1), satisfy d_3 / d_2 = (h_3^p - 1) /
+(h_2^p - 1): the observed order p solves it, and the error of the run at N is
+|q(1) - q*| = |d_2| / (h_2^p - 1). Changes are taken relative like the 2x rerun's
+(reprolab.physics.convergence: pointwise as max |y' - y| / max |y|, positions relative
+to the run's position, ...). The estimate is the error itself (the 2x rerun's change is
+about 3/4 of the run's error), judged against the SUCCESS level of the band that
+classifies the quantity: an estimated error larger than the band fails (the run cannot
+be SUCCESS by that quantity), above half of it warns. An order that cannot be solved
+(the coarser runs do not move monotonically, or the coarsest moves less than the order
+0.5 allows) falls back to first order (a conservative estimate); an order outside
+ORDER_EXPECTED is reported.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from reprolab.physics import convergence as conv
+
+COARSE = "resolution_coarse"
+# Resolution factors of the two coarser runs (the scale variable each reads).
+DEFAULT_SCALES = (0.8, 0.6)
+# The observed order is solved within these bounds; outside, the estimate assumes
+# FALLBACK_ORDER (too slow: conservative) or the method's order (too fast: the coarsest
+# run is pre-asymptotic while the mid one moved little).
+ORDER_BOUNDS = (0.5, 6.0)
+FALLBACK_ORDER = 1.0
+METHOD_ORDER = 2.0
+# Meep's Yee scheme is second order; smooth quantities converge at 1-3 (an interface
+# staircase can give first order), anything outside is reported beside the estimate.
+ORDER_EXPECTED = (1.0, 3.0)
+# Roache's safety factor for a three-grid study.
+GCI_SAFETY = 1.25
+_LIMIT = re.compile(r"fail > ([0-9.eE+-]+), warn > ([0-9.eE+-]+)")
+
+
+def _ratio(p: float, h2: float, h3: float) -> float:
+    return (h3**p - 1.0) / (h2**p - 1.0)
+
+
+def observed_order(s2: float, s3: float, h2: float, h3: float) -> float | None:
+    """The order p with s3 / s2 = (h3^p - 1) / (h2^p - 1) inside ORDER_BOUNDS (h3 > h2 > 1
+    the coarser runs' spacings relative to the run's); None when the changes are not
+    monotone (opposite signs, or the coarsest moved less) or p falls outside."""
+    if not (s2 and s3) or (s2 > 0) != (s3 > 0) or not all(map(math.isfinite, (s2, s3))):
+        return None
+    target = s3 / s2
+    lo, hi = ORDER_BOUNDS
+    if not _ratio(lo, h2, h3) <= target <= _ratio(hi, h2, h3):
+        return None
+    for _ in range(80):  # the ratio grows with p: bisection
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if _ratio(mid, h2, h3) < target else (lo, mid)
+    return (lo + hi) / 2
+
+
+def estimate(s2: float, s3: float, scales=DEFAULT_SCALES) -> dict:
+    """Richardson estimate at the run's resolution from the coarser runs' signed relative
+    changes s2 (at scales[0]) and s3 (at scales[1]): error (relative, like the changes),
+    observed order, GCI and a note when the order is unsolved or far from second."""
+    h2, h3 = 1.0 / scales[0], 1.0 / scales[1]
+    if not (math.isfinite(s2) and math.isfinite(s3)):
+        return {"error": math.nan, "order": None, "gci": math.nan, "note": "not compared"}
+    if s2 == 0 and s3 == 0:
+        return {"error": 0.0, "order": None, "gci": 0.0, "note": "unchanged in both runs"}
+    p = observed_order(s2, s3, h2, h3)
+    note = ""
+    if p is None:
+        slow = (s2 > 0) != (s3 > 0) or abs(s3) < _ratio(ORDER_BOUNDS[1], h2, h3) * abs(s2)
+        used = FALLBACK_ORDER if slow else METHOD_ORDER
+        note = (
+            f"order not determined (changes {s2:.3g} at {scales[0]:g}x, {s3:.3g} at "
+            f"{scales[1]:g}x); estimated with order {used:g}"
+        )
+        p_used = used
+    else:
+        p_used = p
+        if not ORDER_EXPECTED[0] <= round(p, 2) <= ORDER_EXPECTED[1]:
+            note = f"observed order {p:.2f}, far from the scheme's second order"
+    # the coarsest run also bounds the error from below when the order is unsolved
+    err = abs(s2) / (h2**p_used - 1.0)
+    if p is None and p_used == FALLBACK_ORDER:
+        err = max(err, abs(s3) / (h3**p_used - 1.0))
+    return {"error": err, "order": p, "gci": GCI_SAFETY * err, "note": note}
+
+
+def parse_limit(text: str):
+    """The (fail, warn) of a quantity's limit text (reprolab.physics.convergence)."""
+    m = _LIMIT.fullmatch(text or "")
+    if not m:
+        raise ValueError(f"convergence limit {text!r} is not 'fail > X, warn > Y'")
+    return float(m.group(1)), float(m.group(2))
+
+
+def _signed(row: dict) -> float:
+    """The row's relative change with the sign of (rerun - run) when both values exist
+    (pointwise changes are norms: positive)."""
+    change = row.get("change")
+    if change is None or not math.isfinite(change):
+        return math.nan
+    a, b = row.get("value_n"), row.get("value_2n")
+    if a is not None and b is not None and b < a:
+        return -change
+    return change
+
+
+def _swap(row: dict) -> dict:
+    return {**row, "value_n": row["value_2n"], "value_2n": row["value_n"]}
+
+
+def pair_quantities(figure_outputs, run_n, run_v, *, x_grid=None, key_values=()) -> list[dict]:
+    """The quantities of run `run_n` against one coarser run `run_v`, named after the
+    run's own features and modes (so that both coarser runs' rows line up): value_n is
+    the run's, value_2n the coarser run's."""
+    from reprolab.errors import InputFileError
+    from reprolab.physics.checks import read_output_csv
+    from reprolab.physics.record_checks import load_record
+
+    out = []
+    for fo in figure_outputs:
+        label = f"{fo['figure_id']}/{fo['curve_id']}"
+        try:
+            a, b = read_output_csv(run_n, fo["file"]), read_output_csv(run_v, fo["file"])
+            xy_n = (a[fo["x_column"]], a[fo["y_column"]])
+            xy_v = (b[fo["x_column"]], b[fo["y_column"]])
+        except (OSError, ValueError, KeyError, IndexError, InputFileError) as exc:
+            row = conv.quantity(COARSE, label, None, None, math.nan, conv.th.CONVERGENCE_POINTWISE)
+            out.append({**row, "error": str(exc)})
+            continue
+        kvs = [
+            kv
+            for kv in key_values
+            if (kv.get("figure"), kv.get("curve")) == (fo["figure_id"], fo["curve_id"])
+            and kv["kind"] != "other"
+        ]
+        grid = x_grid(fo) if x_grid else None
+        # the run as the reference: features named by the run's, scales the run's
+        out += [_swap(r) for r in conv.curve_quantities(label, xy_v, xy_n, grid, kvs, COARSE)]
+    modes_n = conv.record_modes(load_record(run_n))
+    if modes_n:
+        out += conv.mode_quantities(modes_n, conv.record_modes(load_record(run_v)), COARSE)
+    return out
+
+
+def combine(rows_mid: list[dict], rows_coarse: list[dict], scales=DEFAULT_SCALES) -> list[dict]:
+    """One row per quantity of the run: its values at N and in both coarser runs, the
+    Richardson error estimate at N (relative), observed order and GCI, and a status from
+    the estimate against the quantity's limit. A quantity missing from either coarser run,
+    or without a value there, keeps that run's row and its status (a warn at least)."""
+    coarse = {r["name"]: r for r in rows_coarse}
+    out = []
+    for mid in rows_mid:
+        low = coarse.get(mid["name"])
+        fail, _ = parse_limit(mid["limit"])
+        if low is None or mid.get("note", "").startswith("no mode") or "error" in mid:
+            row = {**mid, "status": "warn" if mid["status"] == "pass" else mid["status"]}
+            row.setdefault("note", f"not found in the {scales[1]:g}x run")
+            out.append(row)
+            continue
+        est = estimate(_signed(mid), _signed(low), scales)
+        err = est["error"]
+        # the 2x rerun's limits are CONVERGENCE_FRACTION of the band: back to the band
+        band = fail / conv.th.CONVERGENCE_FRACTION
+        status = "fail" if not err <= band else "warn" if err > fail else "pass"
+        row = {
+            **mid,
+            "value_2n": None,
+            "values_coarse": [mid["value_2n"], low["value_2n"]],
+            "scales": list(scales),
+            "change": err,
+            "changes_coarse": [mid["change"], low["change"]],
+            "error_estimate": err,
+            "order": est["order"],
+            "gci": est["gci"],
+            "limit": f"fail > {band:g}, warn > {fail:g}",
+            "status": status,
+        }
+        notes = [n for n in (mid.get("note"), est["note"]) if n]
+        if notes:
+            row["note"] = "; ".join(notes)
+        out.append(row)
+    return out
+
+
+def compare_coarse(figure_outputs, run_n, run_mid, run_low, scales=DEFAULT_SCALES, **kw):
+    """Every compared quantity of the run with its Richardson estimate from the coarser
+    runs `run_mid` (scales[0]) and `run_low` (scales[1])."""
+    return combine(
+        pair_quantities(figure_outputs, run_n, run_mid, **kw),
+        pair_quantities(figure_outputs, run_n, run_low, **kw),
+        scales,
+    )
+
+
+def cost_ratio(scales, dims: int) -> float:
+    """The coarser runs' Meep cost as a fraction of the run's: pixels times steps."""
+    return sum(s ** (dims + 1) for s in scales)

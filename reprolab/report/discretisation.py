@@ -1,0 +1,57 @@
+"""The estimated discretisation error beside a figure's compared numbers: the stage's
+convergence.json (resolution evidence: the coarser runs' Richardson estimate or the 2x
+rerun's change) read for the figure's curves, so that a reader sees how far the grid
+alone may move each reproduced number."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from reprolab.fileio import read_json
+from reprolab.report.fmt import table_header
+
+RESOLUTION_VARIANTS = ("resolution_coarse", "resolution_2x")
+
+
+def _fmt(v, spec=".3g") -> str:
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "–"
+    return format(v, spec)
+
+
+def figure_rows(fig_id: str, conv: dict) -> list[dict]:
+    """The resolution evidence's quantities of one figure's curves."""
+    return [
+        q
+        for q in conv.get("quantities", [])
+        if q.get("variant") in RESOLUTION_VARIANTS and q["name"].startswith(f"{fig_id}/")
+    ]
+
+
+def error_lines(fig_id: str, stage_dir: Path) -> list[str]:
+    """A table of the figure's reproduced numbers and their estimated discretisation error
+    (relative, like the convergence limits); nothing when the stage has no evidence."""
+    path = Path(stage_dir) / "convergence.json"
+    if not path.is_file():
+        return []
+    conv = read_json(path)
+    rows = figure_rows(fig_id, conv)
+    if not rows:
+        return []
+    md = [
+        "",
+        "Estimated discretisation error of the reproduced numbers (relative; "
+        "`resolution_coarse`: Richardson estimate at the run's resolution from two coarser "
+        "runs, `resolution_2x`: the change at twice the resolution):",
+        "",
+        *table_header("quantity", "reproduced", "est. error", "order", "status"),
+    ]
+    for q in rows:
+        order = q.get("order")
+        md.append(
+            f"| {q['name'][len(fig_id) + 1 :]} | {_fmt(q.get('value_n'), '.5g')} | "
+            f"{_fmt(q.get('error_estimate'))} | {_fmt(order, '.2f') if order else '–'} | "
+            f"{q['status']} |"
+        )
+    return [*md, ""]
