@@ -81,7 +81,10 @@ def design_findings(
         # A stage-0 material evaluation: no grid or PML to judge (the run's record must
         # show no simulation: built:no_simulation).
         return []
-    has_structure = structure and design.get("materials")
+    # a structure is made of something other than the background: sources in vacuum
+    # alone (an antenna array's currents) have no dimension to declare
+    built_of = [m for m in design.get("materials") or [] if str(m).lower() not in EMPTY_MEDIA]
+    has_structure = structure and built_of
     findings = [declared_dimensions_finding(design)] if has_structure else []
     f_lo, f_hi = band if band else source_band(design)
     lam_min, lam_max = 1 / f_hi, 1 / f_lo  # in units of a
@@ -124,6 +127,9 @@ def design_findings(
         )
     )
     return findings
+
+
+EMPTY_MEDIA = frozenset({"vacuum", "air", "free space", "none"})
 
 
 def declared_dimensions_finding(design: dict) -> Check:

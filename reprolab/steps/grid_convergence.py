@@ -20,8 +20,8 @@ METHODS = ("coarse", "refine_2x")
 
 
 def method(config: dict) -> str:
-    """`checks.convergence_method`: coarse (the default) or refine_2x."""
-    value = config.get("checks", {}).get("convergence_method", "coarse")
+    """`checks.convergence_method`: refine_2x (the default) or coarse (opt-in)."""
+    value = config.get("checks", {}).get("convergence_method", "refine_2x")
     if value not in METHODS:
         raise ValueError(
             f"checks.convergence_method is {value!r}; valid: {', '.join(METHODS)} "

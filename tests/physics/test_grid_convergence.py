@@ -166,13 +166,13 @@ def test_a_feature_missing_from_a_coarser_run_warns():
 
 
 def test_method_and_scales_settings():
-    assert step.method({}) == "coarse"
-    assert step.resolution_variants({}, [conv.RESOLUTION, conv.PML]) == (
+    assert step.method({}) == "refine_2x"  # the default until coarse judges as it does
+    assert step.resolution_variants({}, [conv.RESOLUTION]) == ([conv.RESOLUTION], 2)
+    cfg = {"checks": {"convergence_method": "coarse"}}
+    assert step.resolution_variants(cfg, [conv.RESOLUTION, conv.PML]) == (
         [gc.COARSE, conv.PML],
         [0.8, 0.6],
     )
-    cfg = {"checks": {"convergence_method": "refine_2x"}}
-    assert step.resolution_variants(cfg, [conv.RESOLUTION]) == ([conv.RESOLUTION], 2)
     with pytest.raises(ValueError, match="checks.convergence_method is 'twice'"):
         step.method({"checks": {"convergence_method": "twice"}})
     for bad in ([0.6, 0.8], [0.8], [1.2, 0.6], "0.8,0.6"):

@@ -145,14 +145,14 @@ def test_pointwise_change_between_resolutions_fails(change, status):
 @pytest.fixture(scope="module")
 def coarse(tmp_path_factory):
     wd = tmp_path_factory.mktemp("coarse")
-    write_config(wd, checks={"convergence": True})  # the default method: coarse
+    write_config(wd, checks={"convergence": True, "convergence_method": "coarse"})
     run = snakemake(wd, f"outputs/{PAPER}/stages/{STAGE}/verdict.json")
     assert run.returncode == 0, run.stderr[-3000:]
     return wd
 
 
 def test_stage_verified_by_two_coarser_runs(coarse):
-    """checks.convergence_method: coarse (the default): the stage really reruns at 0.8x
+    """checks.convergence_method: coarse (opt-in): the stage really reruns at 0.8x
     and 0.6x of its resolution, each quantity gets its Richardson error estimate and
     observed order, the verdict judges it and the report shows the estimate."""
     sd = coarse / "outputs" / PAPER / "stages" / STAGE

@@ -202,4 +202,5 @@ def test_the_run_at_half_the_resolution_is_not_success(tmp_path):
     report = report_text(tmp_path)
     (line,) = [ln for ln in report.splitlines() if ln.startswith(f"- `{STAGE}`: **")]
     assert "**completed_failed** (checks failed: built:resolution_ppw)" in line, line
-    assert "**fail** `built:resolution_ppw` = 9.57 (fail < 12" in report
+    (row,) = [ln for ln in report.splitlines() if "**fail** `built:resolution_ppw` = 9.57" in ln]
+    assert "9.57 pixels per wavelength" in row and "fail < 12" in row, row

@@ -252,7 +252,7 @@ def run_corpus(
     folder: Path,
     names: list[str] | None = None,
     auto: set[str] | None = None,
-    method: str = "coarse",
+    method: str = "refine_2x",
 ) -> dict[str, dict[str, str]]:
     """{case: {check name: status}} of every case, run in one process; the cases in
     `auto` (default AUTO) then rerun as the convergence policy asks under `method`
@@ -307,7 +307,7 @@ def status_of(statuses: dict[str, str], check: str) -> str | None:
 
 
 def converged(
-    folder: Path, name: str, design: dict, variants: list[str], method: str = "coarse"
+    folder: Path, name: str, design: dict, variants: list[str], method: str = "refine_2x"
 ) -> dict:
     """The convergence record of one case, as reprolab.steps.convergence writes it."""
     out = []
