@@ -195,11 +195,24 @@ def compare_folders(
     (frequency, Q) of the run folder `run_n` against the rerun's `run_v`.
     `x_grid(figure_output)` gives the paper's x points (None: the run's own grid);
     `key_values` are the paper's (metadata key_values as dicts)."""
+    out = folder_curve_quantities(
+        figure_outputs, run_n, run_v, variant, x_grid=x_grid, key_values=key_values
+    )
+    modes_n = record_modes(load_record(run_n))
+    if modes_n:
+        out += mode_quantities(modes_n, record_modes(load_record(run_v)), variant)
+    return out
+
+
+def folder_curve_quantities(
+    figure_outputs: list[dict], run_a, run_b, variant: str, *, x_grid=None, key_values=()
+) -> list[dict]:
+    """The curves' quantities of folder `run_a` (the reference) against `run_b`."""
     out = []
     for fo in figure_outputs:
         label = f"{fo['figure_id']}/{fo['curve_id']}"
         try:
-            a, b = read_output_csv(run_n, fo["file"]), read_output_csv(run_v, fo["file"])
+            a, b = read_output_csv(run_a, fo["file"]), read_output_csv(run_b, fo["file"])
             xy_a = (a[fo["x_column"]], a[fo["y_column"]])
             xy_b = (b[fo["x_column"]], b[fo["y_column"]])
         except (OSError, ValueError, KeyError, IndexError, InputFileError) as exc:
@@ -214,9 +227,6 @@ def compare_folders(
         ]
         grid = x_grid(fo) if x_grid else None
         out += curve_quantities(label, xy_a, xy_b, grid, kvs, variant)
-    modes_n = record_modes(load_record(run_n))
-    if modes_n:
-        out += mode_quantities(modes_n, record_modes(load_record(run_v)), variant)
     return out
 
 

@@ -121,30 +121,14 @@ def pair_quantities(figure_outputs, run_n, run_v, *, x_grid=None, key_values=())
     """The quantities of run `run_n` against one coarser run `run_v`, named after the
     run's own features and modes (so that both coarser runs' rows line up): value_n is
     the run's, value_2n the coarser run's."""
-    from reprolab.errors import InputFileError
-    from reprolab.physics.checks import read_output_csv
     from reprolab.physics.record_checks import load_record
 
-    out = []
-    for fo in figure_outputs:
-        label = f"{fo['figure_id']}/{fo['curve_id']}"
-        try:
-            a, b = read_output_csv(run_n, fo["file"]), read_output_csv(run_v, fo["file"])
-            xy_n = (a[fo["x_column"]], a[fo["y_column"]])
-            xy_v = (b[fo["x_column"]], b[fo["y_column"]])
-        except (OSError, ValueError, KeyError, IndexError, InputFileError) as exc:
-            row = conv.quantity(COARSE, label, None, None, math.nan, conv.th.CONVERGENCE_POINTWISE)
-            out.append({**row, "error": str(exc)})
-            continue
-        kvs = [
-            kv
-            for kv in key_values
-            if (kv.get("figure"), kv.get("curve")) == (fo["figure_id"], fo["curve_id"])
-            and kv["kind"] != "other"
-        ]
-        grid = x_grid(fo) if x_grid else None
-        # the run as the reference: features named by the run's, scales the run's
-        out += [_swap(r) for r in conv.curve_quantities(label, xy_v, xy_n, grid, kvs, COARSE)]
+    # the run as the reference: features named by the run's, scales the run's (rows
+    # swapped back so that value_n is the run's)
+    rows = conv.folder_curve_quantities(
+        figure_outputs, run_v, run_n, COARSE, x_grid=x_grid, key_values=key_values
+    )
+    out = [r if "error" in r else _swap(r) for r in rows]
     modes_n = conv.record_modes(load_record(run_n))
     if modes_n:
         out += conv.mode_quantities(modes_n, conv.record_modes(load_record(run_v)), COARSE)
