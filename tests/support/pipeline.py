@@ -61,3 +61,17 @@ def snakemake_cmd(workdir: Path, *extra: str) -> list[str]:
         "--keep-going",
         *extra,
     ]
+
+
+def run_to_report(wd: Path, paper_dir: Path, paper_id: str, what: str) -> Path:
+    """One example paper through the whole pipeline offline in `wd`, to its report; the
+    time it took printed (pytest -s) as `what`."""
+    import time
+
+    write_config(wd, [paper_dir])
+    started = time.time()
+    run = snakemake(wd)
+    print(f"{what}: {time.time() - started:.0f} s")
+    report = wd / "outputs" / paper_id / f"REPRODUCTION_REPORT_{paper_id}.md"
+    assert run.returncode == 0 and report.is_file(), run.stderr[-3000:]
+    return wd

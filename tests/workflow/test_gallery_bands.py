@@ -13,7 +13,6 @@ not SUCCESS, and say why.
 from __future__ import annotations
 
 import shutil
-import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -26,7 +25,7 @@ from reprolab.physics.record_checks import load_record
 from reprolab.report import markdown
 from reprolab.steps.compare import compare_stage
 from tests.support.builders import copy_paper
-from tests.support.pipeline import snakemake, write_config
+from tests.support.pipeline import run_to_report, snakemake, write_config
 
 REPO = Path(__file__).parents[2]
 PAPER = "pc_rods_bands_2026"
@@ -40,14 +39,7 @@ pytestmark = pytest.mark.pipeline
 
 @pytest.fixture(scope="module")
 def bands_run(tmp_path_factory) -> Path:
-    wd = tmp_path_factory.mktemp("bands")
-    write_config(wd, [BANDS])
-    started = time.time()
-    run = snakemake(wd)
-    print(f"band diagram paper: {time.time() - started:.0f} s")
-    report = wd / "outputs" / PAPER / f"REPRODUCTION_REPORT_{PAPER}.md"
-    assert run.returncode == 0 and report.is_file(), run.stderr[-3000:]
-    return wd
+    return run_to_report(tmp_path_factory.mktemp("bands"), BANDS, PAPER, "band diagram paper")
 
 
 def stage_dir(wd: Path, out: str = "outputs") -> Path:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import copy
 import shutil
-import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -30,7 +29,7 @@ from reprolab.physics import record_checks
 from reprolab.report import markdown
 from reprolab.steps.compare import compare_stage
 from tests.support.builders import copy_paper
-from tests.support.pipeline import snakemake, write_config
+from tests.support.pipeline import run_to_report
 
 REPO = Path(__file__).parents[2]
 PAPER = "dipole_array_pattern_2026"
@@ -42,14 +41,9 @@ pytestmark = pytest.mark.pipeline
 
 @pytest.fixture(scope="module")
 def pattern_run(tmp_path_factory) -> Path:
-    wd = tmp_path_factory.mktemp("pattern")
-    write_config(wd, [EXAMPLE])
-    started = time.time()
-    run = snakemake(wd)
-    print(f"radiation pattern paper: {time.time() - started:.0f} s")
-    report = wd / "outputs" / PAPER / f"REPRODUCTION_REPORT_{PAPER}.md"
-    assert run.returncode == 0 and report.is_file(), run.stderr[-3000:]
-    return wd
+    return run_to_report(
+        tmp_path_factory.mktemp("pattern"), EXAMPLE, PAPER, "radiation pattern paper"
+    )
 
 
 def stage_dir(wd: Path) -> Path:
