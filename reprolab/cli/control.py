@@ -320,16 +320,15 @@ def flagged_lines(out: Path) -> list[str]:
     the agents' other inputs (the report lists the same)."""
     from reprolab.report import security
 
-    lines = [
-        f"  FLAGGED in the paper: {f['pattern']} in {f['field']} ({f['count']}x): "
-        f'"{" ".join(str(f["excerpt"]).split())[:100]}"'
-        for f in security.paper_flags(out)
-    ]
+    def flagged(where: str, f: dict, count: str) -> str:
+        excerpt = " ".join(str(f["excerpt"]).split())[:100]
+        return f'  FLAGGED in {where}: {f["pattern"]} in {f["field"]} ({count}): "{excerpt}"'
+
+    lines = [flagged("the paper", f, f"{f['count']}x") for f in security.paper_flags(out)]
     if lines:
         lines.append(f"    (passed to the agents as data; see {out / 'adaptation_log.md'})")
     inputs = [
-        f"  FLAGGED in agent input: {f['pattern']} in {f['field']} ({len(f['calls'])} "
-        f'call(s)): "{" ".join(str(f["excerpt"]).split())[:100]}"'
+        flagged("agent input", f, f"{len(f['calls'])} call(s)")
         for f in security.agent_input_flags(out)
     ]
     if inputs:

@@ -9,15 +9,13 @@ import math
 from pathlib import Path
 
 from reprolab.fileio import read_json
-from reprolab.report.fmt import table_header
+from reprolab.report.fmt import cell, table_header
 
 RESOLUTION_VARIANTS = ("resolution_coarse", "resolution_2x")
 
 
 def _fmt(v, spec=".3g") -> str:
-    if v is None or (isinstance(v, float) and not math.isfinite(v)):
-        return "–"
-    return format(v, spec)
+    return "–" if isinstance(v, float) and not math.isfinite(v) else cell(v, spec)
 
 
 def figure_rows(fig_id: str, conv: dict) -> list[dict]:

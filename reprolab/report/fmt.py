@@ -20,3 +20,17 @@ def classification_tally(figure_rows: list[tuple]) -> tuple[str, Counter]:
     conclusions state the same numbers."""
     classes = [fig["classification"] for _, _, fig in figure_rows]
     return overall_classification(classes), Counter(classes)
+
+
+def cell(value, spec: str = ".3g") -> str:
+    """A table cell: a number in `spec` (`%`: a fraction as a percentage), `–` for
+    nothing, `n/a` for NaN, any other value as its text."""
+    if value is None:
+        return "–"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if value != value:
+        return "n/a"
+    if spec == "%":
+        return f"{value * 100:.2g} %"
+    return format(value, spec)

@@ -14,18 +14,8 @@ from reprolab.fileio import read_json
 from reprolab.physics import thresholds as th
 from reprolab.report import comparison_notes, cost, prose, why, wording
 from reprolab.report import modes as modes_report
-from reprolab.report.fmt import classification_tally, table_header
+from reprolab.report.fmt import cell, classification_tally, table_header
 from reprolab.report.security import sandbox_row
-
-
-def _fmt(value, spec=".3g") -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, float) and value != value:
-        return "n/a"
-    if spec == "%":
-        return f"{value * 100:.2g} %"
-    return format(value, spec)
 
 
 def _rel(path: str | Path, start: Path) -> str:
@@ -175,7 +165,7 @@ def materials_table(materials: list[dict]) -> list[str]:
         model = m["model"] + (f" (n = {m['index']})" if m.get("index") else "")
         md.append(
             f"| {m['name']} | {model} | {m['source']} | {wording.yes_no(m['lossless'])} | "
-            f"{_fmt(m['max_k'])} |"
+            f"{cell(m['max_k'])} |"
         )
     return md
 
@@ -268,9 +258,9 @@ def feature_table(fig: dict) -> list[str]:
     ]
     for curve_id, f in rows:
         md.append(
-            f"| {curve_id} | {f['kind']} | {_fmt(f['x_paper'], '.5g')} | "
-            f"{_fmt(f['x_sim'], '.5g')} | {_fmt(f['shift_rel'], '%')} | "
-            f"{_fmt(f.get('width_paper'))} | {_fmt(f.get('width_sim'))} |"
+            f"| {curve_id} | {f['kind']} | {cell(f['x_paper'], '.5g')} | "
+            f"{cell(f['x_sim'], '.5g')} | {cell(f['shift_rel'], '%')} | "
+            f"{cell(f.get('width_paper'))} | {cell(f.get('width_sim'))} |"
         )
     return md
 
@@ -292,9 +282,9 @@ def key_value_table(fig: dict) -> list[str]:
     for curve_id, kv in rows:
         unit = "" if kv.get("unit") in (None, "", "1") else f" {kv['unit']}"
         md.append(
-            f"| {curve_id} | {kv.get('quantity') or kv['kind']} | {_fmt(kv['value'], '.5g')}{unit}"
-            f" | {_fmt(kv.get('sim'), '.5g')}{unit if kv.get('sim') is not None else ''} | "
-            f"{_fmt(kv.get('rel_error'), '%')} | {kv.get('class') or '–'} |"
+            f"| {curve_id} | {kv.get('quantity') or kv['kind']} | {cell(kv['value'], '.5g')}{unit}"
+            f" | {cell(kv.get('sim'), '.5g')}{unit if kv.get('sim') is not None else ''} | "
+            f"{cell(kv.get('rel_error'), '%')} | {kv.get('class') or '–'} |"
         )
     return md
 
@@ -308,8 +298,8 @@ def _curve_metrics_row(curve: dict) -> str:
     feats = curve["features"]
     unit = f" {curve['y_unit']}" if curve.get("y_unit") not in (None, "1") else ""
     return (
-        f"| {curve['curve_id']} | {_fmt(curve['rms_abs'])}{unit} | "
-        f"{_fmt(curve['max_abs'])}{unit} | {_fmt(curve['metrics']['feature_shift_rel'], '%')} | "
+        f"| {curve['curve_id']} | {cell(curve['rms_abs'])}{unit} | "
+        f"{cell(curve['max_abs'])}{unit} | {cell(curve['metrics']['feature_shift_rel'], '%')} | "
         f"{wording.features_cell(feats)} | {wording.metric_classes(curve)} |"
     )
 
@@ -392,7 +382,7 @@ def summary_table(figure_rows: list[tuple]) -> list[str]:
     for fig_id, stage_id, fig in figure_rows:
         metrics = [c.get("metrics", {}) for c in fig["curves"]]
         worst = " | ".join(
-            _fmt(_worst_metric(metrics, key), "%")
+            cell(_worst_metric(metrics, key), "%")
             for key in ("rms_rel", "max_abs_rel", "feature_shift_rel")
         )
         if fig.get("kind") in modes_report.MODE_KINDS:
@@ -507,7 +497,7 @@ def gate_decisions_section(interactions: list[dict]) -> list[str]:
 
 
 def _value(v) -> str:
-    return _fmt(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else "–"
+    return cell(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else "–"
 
 
 def _check_note(x: dict) -> str:
@@ -590,7 +580,7 @@ def convergence_section(out_dir: Path) -> list[str]:
         for q in conv.get("quantities", []):
             md.append(
                 f"| {sid} | {q.get('variant', 'resolution_2x')} | {q['name']} | "
-                f"{_fmt(q['value_n'], '.6g')} | {_rerun_values(q)} | "
+                f"{cell(q['value_n'], '.6g')} | {_rerun_values(q)} | "
                 f"{_change_text(q)} | {q.get('limit', '')} | {q['status']} |"
             )
         said = conv.get("note") or conv.get("reason") or ""
@@ -619,19 +609,19 @@ def convergence_section(out_dir: Path) -> list[str]:
 def _rerun_values(q: dict) -> str:
     """The rerun's value, or each coarser run's with its resolution factor."""
     if "values_coarse" not in q:
-        return _fmt(q["value_2n"], ".6g")
+        return cell(q["value_2n"], ".6g")
     pairs = zip(q.get("scales", []), q["values_coarse"], q.get("changes_coarse", []), strict=False)
     return "; ".join(
-        f"{s:g}x: {_fmt(v, '.6g') if v is not None else 'change ' + _fmt(c)}" for s, v, c in pairs
+        f"{s:g}x: {cell(v, '.6g') if v is not None else 'change ' + cell(c)}" for s, v, c in pairs
     )
 
 
 def _change_text(q: dict) -> str:
     """The change, or the estimated error with its observed order (and a note)."""
     if "values_coarse" not in q:
-        return _fmt(q.get("change", q["error_estimate"]))
+        return cell(q.get("change", q["error_estimate"]))
     order = f"p = {q['order']:.2f}" if q.get("order") is not None else "p not determined"
-    return f"est. error {_fmt(q['error_estimate'])} ({order}, GCI {_fmt(q.get('gci'))})"
+    return f"est. error {cell(q['error_estimate'])} ({order}, GCI {cell(q.get('gci'))})"
 
 
 def read_metrics(out_dir: Path) -> list[dict]:

@@ -5,17 +5,13 @@ diagram's per-band errors, gaps and missing modes (comparison.json entries of ki
 from __future__ import annotations
 
 from reprolab.physics import thresholds as th
-from reprolab.report.fmt import table_header
+from reprolab.report.fmt import cell, table_header
 
 MODE_KINDS = ("table", "band_diagram")
 
 
 def _num(value, spec: str = ".5g") -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return format(value, spec)
-    return str(value)
+    return cell(value, spec)
 
 
 def _labels(labels: dict) -> str:
