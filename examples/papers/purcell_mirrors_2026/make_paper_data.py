@@ -31,7 +31,8 @@ Checks of the formula: below L/λ = 1/2 no mode propagates and F = 0; at L/λ = 
 L ≫ λ the sum over odd n (step 2 in n, i.e. λ/L in u = nλ/2L) becomes
 (L/λ) ∫_0^1 du / sqrt(1 − u²) = (L/λ) π/2, so F → 1: far apart, the mirrors no longer
 change the emission on average (each new cutoff still diverges, ever more narrowly:
-F = 0.917 at L/λ = 40.3, its mean over 40.5 < L/λ < 41.5 is 1.0001). At L/λ = 1 only n = 1 propagates: F = (2/π) / sqrt(3/4) = 0.7351.
+F = 0.917 at L/λ = 40.3, its mean over 40.5 < L/λ < 41.5 is 1.0001). At L/λ = 1 only
+n = 1 propagates: F = (2/π) / sqrt(3/4) = 0.7351.
 
 Images (the paper's result curve). The plates mirror the source at y0 = L/2 into an
 infinite row of line currents at y = L/2 + jL with alternating signs (−1)^j (each
