@@ -34,9 +34,10 @@ import numpy as np
 from reprolab.physics import meanings as pm
 from reprolab.physics import thresholds as th
 from reprolab.physics.check import Check
+from reprolab.physics.column_names import frequencies as reported_frequencies
 from reprolab.physics.record_checks import load_record, lossless
 from reprolab.physics.record_store import record_home
-from reprolab.physics.trace import reported_frequencies, simulates
+from reprolab.physics.trace import simulates
 
 MAX_MONITORS = 10  # 3^10 sign patterns of one run's flux spectra
 NEGLIGIBLE = 1e-2  # frequencies where the scattered flux is under this of its largest

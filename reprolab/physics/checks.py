@@ -15,8 +15,8 @@ from pathlib import Path
 from reprolab import knowledge, run_files
 from reprolab.errors import InputFileError
 from reprolab.fileio import atomic_write_text
+from reprolab.physics import column_names, scatter_checks
 from reprolab.physics import meanings as pm
-from reprolab.physics import scatter_checks
 from reprolab.physics import thresholds as th
 from reprolab.physics.check import Check
 
@@ -263,18 +263,10 @@ def log_checks(text: str) -> list[Check]:
 def reported_frequencies(
     column: str, values: list[float], unit_length_um: float
 ) -> list[float] | None:
-    """Frequencies in Meep units (c/a) of an x column, or None when its unit is unknown.
-
-    Wavelength columns are recognised by name (`wavelength`, `lambda`, `wl`; `_nm` for
-    nanometres, else micrometres), frequency columns by `freq` (already c/a).
-    """
-    name = column.lower()
-    if any(k in name for k in ("wavelength", "lambda", "wl")):
-        scale = 1e-3 if "nm" in name else 1.0
-        return [unit_length_um / (v * scale) for v in values if v > 0]
-    if "freq" in name and "thz" not in name:
-        return list(values)
-    return None
+    """Frequencies in Meep units (c/a) of an x column, or None when its unit is unknown
+    (`column_names`: wavelength and frequency names; non-positive wavelengths dropped)."""
+    freqs = column_names.frequencies(column, values, unit_length_um)
+    return None if freqs is None else [f for f in freqs if f == f]
 
 
 def source_band_check(freqs: list[float], fcen: float, fwidth: float, label: str) -> Check:

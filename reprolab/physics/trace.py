@@ -6,7 +6,7 @@ LDOS, far-field |F|^2 at each point asked, and the Harminv modes of each run). A
 figure output (the design's `figure_outputs`) is traceable when every value it reports
 is one of those numbers or follows from them as a normalised spectrum does:
 
-- a spectrum (x a wavelength or a frequency, `reported_frequencies`): at each
+- a spectrum (x a wavelength or a frequency, `column_names`): at each
   row's frequency the value is a measured spectrum F, a ratio ±F_a/F_b of two spectra
   on the same frequencies (T = flux / incident through the normalisation run, R from
   a subtracted reflected flux), 1 − r_1 − r_2 of two such ratios (A = 1 − R − T), the
@@ -38,6 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
+from reprolab.physics import column_names
 from reprolab.physics.check import Check
 from reprolab.physics.record_checks import load_record
 from reprolab.physics.record_store import RECORD_FILE, record_home
@@ -104,18 +105,6 @@ def trace_checks(workdir: Path, design: dict | None, paper: dict | None = None) 
             )
         )
     return out
-
-
-def reported_frequencies(column: str, values: list[float], unit_length_um: float):
-    """Frequencies (c/a) of a wavelength (`_nm` or µm) or frequency (c/a) column, else
-    None: the naming `checks.reported_frequencies` reads (not imported: it imports this)."""
-    name = column.lower()
-    if any(k in name for k in ("wavelength", "lambda", "wl")):
-        scale = 1e-3 if "nm" in name else 1.0
-        return [unit_length_um / (v * scale) if v > 0 else float("nan") for v in values]
-    if "freq" in name and "thz" not in name:
-        return list(values)
-    return None
 
 
 def _record_groups(workdir: Path) -> list[list[dict]]:
@@ -217,7 +206,7 @@ def _trace_csv(path: Path, fo: dict, groups, design: dict, digitized) -> tuple[b
     copied = _copied(xs, ys, tol, digitized)
     if copied:
         return False, copied, len(ys)
-    freqs = reported_frequencies(fo["x_column"], list(xs), design.get("unit_length_um", 1.0))
+    freqs = column_names.frequencies(fo["x_column"], list(xs), design.get("unit_length_um", 1.0))
     if freqs is not None and len(freqs) == len(ys) and len(groups) == 1:
         grid = max(GRID_REL, 1.01 * x_rel)  # a frequency read from a rounded x
         matched, how = _spectral(np.array(freqs), ys, tol, _derived(_spectra(groups[0])), grid)
@@ -328,7 +317,7 @@ def _trace_map(path: Path, fo: dict, groups, design: dict) -> tuple[bool, str, i
         if ds.ndim != 2 or ds.size > 50_000_000 or ycoord.size != ds.shape[0]:
             raise ValueError(f"{fo['dataset']} is not a 2D map along {fo['y_column']}")
         data, yv = np.asarray(ds[()], dtype=float), np.asarray(ycoord[()], dtype=float)
-    freqs = reported_frequencies(fo["y_column"], list(yv), design.get("unit_length_um", 1.0))
+    freqs = column_names.frequencies(fo["y_column"], list(yv), design.get("unit_length_um", 1.0))
     if freqs is None or len(freqs) != len(yv):
         return False, f"{fo['y_column']} is neither a wavelength nor a frequency", 0
     digests = [m for sims in groups for s in sims for m in s.get("measured", [])]
