@@ -134,7 +134,7 @@ def _loaded(method):
     describes it."""
 
     def load(self, *args, **kwargs):
-        for a in args:
+        for a in [*args, *kwargs.values()]:
             if getattr(a, "_reprolab_surface_flux", None) is not None:
                 a._reprolab_surface_flux = None
         return method(self, *args, **kwargs)

@@ -10,8 +10,9 @@ Wrong on purpose, each through real Meep: the far field read at 2 a
 (`built:far_field_is_far`, though the design states 1000 a), a current outside the box
 and a box missing a face (`built:near_surface_encloses_sources`), faces whose weights
 do not point outward and near2far fields scaled by 2 (`built:near_far_power_balance`);
-a far field read over half the turn or half the sphere cannot be judged (`skip`, never
-`pass`). The planted cases are the corpus's (tests/support/planted/corpus.py).
+a far field read over half the turn or half the sphere, or near-field data loaded into
+the near2far object, cannot be judged (`skip`, never `pass`). The planted cases are the
+corpus's (tests/support/planted/corpus.py).
 """
 
 from __future__ import annotations
@@ -153,12 +154,23 @@ def test_half_a_turn_cannot_be_judged(runs):
     assert statuses["n2f_pattern_half_turn"]["built:near_far_power_balance"] == "skip"
 
 
+def test_loaded_near_field_data_cannot_be_judged(runs):
+    """A script that loads near-field data into its near2far object (a scattered field's
+    subtraction): the surface's own flux no longer describes it, so no balance."""
+    base, statuses = runs
+    check = _checks(base, "n2f_pattern_near_data_loaded")["built:near_far_power_balance"]
+    assert check.status == "skip" and "no flux of its near surface" in check.detail
+    assert not [n for n, s in statuses["n2f_pattern_near_data_loaded"].items() if s == "fail"]
+
+
 def test_a_sphere_balances_and_half_of_it_cannot_be_judged(runs):
     base, _ = runs
     sims = load_record(base / "sphere")
     check = near_far_power.power_balance_check(sims)
     assert check.status == "pass" and check.value < th.NEAR_FAR_POWER_BALANCE.warn
     assert "sphere of 100 a" in check.detail
+    closed = {c.name: c for c in record_checks.record_checks(sims, {})}
+    assert closed["built:near_surface_encloses_sources"].status == "pass"
     upper = copy.deepcopy(sims)
     upper[0]["measured"] = [
         m for m in upper[0]["measured"] if m["kind"] != "farfield" or m["point"][2] > -1e-9

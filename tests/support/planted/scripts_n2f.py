@@ -23,13 +23,15 @@ def dipole_array_script(
     faces: int = 4,
     source_x: float = 2 / 3,
     scale: float = 1.0,
+    reload: bool = False,
 ) -> tuple[str, dict]:
     """`radius`: where the script reads the far field; `first_deg`, `span_deg`,
-        `step_deg`: the angles it reads (from +y towards +x); `lower_weight`: the weight of
-        the box's faces at -x and -y (-1 points them outward); `faces`: how many of the
-        box's four faces it adds; `source_x`: where the third line current sits; `scale`: a
-    factor on the near2far fields (2: made up for a mirror symmetry Meep already
-    unfolds)."""
+            `step_deg`: the angles it reads (from +y towards +x); `lower_weight`: the weight of
+            the box's faces at -x and -y (-1 points them outward); `faces`: how many of the
+            box's four faces it adds; `source_x`: where the third line current sits; `scale`: a
+        factor on the near2far fields (2: made up for a mirror symmetry Meep already
+        unfolds); `reload`: loads the near2far object's own data back into it (as a
+    scattered-field script loads another run's)."""
     code = textwrap.dedent(
         f'''
         """Planted corpus: far-field pattern of three in-phase line currents."""
@@ -56,6 +58,8 @@ def dipole_array_script(
                                                                 1e-8))
         if {scale} != 1:
             mp.scale_near2far_fields({scale}, n2f)
+        if {reload}:
+            sim.load_near2far_data(n2f, sim.get_near2far_data(n2f))
         angles = {first_deg} + np.arange(0.0, {span_deg}, {step_deg})
         power = np.array([
             abs(sim.get_farfield(n2f, mp.Vector3({radius} * math.sin(math.radians(a)),
