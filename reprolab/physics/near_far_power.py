@@ -129,7 +129,10 @@ def _balance(sim: dict, index: int, monitor: dict) -> tuple[float | None, str]:
     far = [m for m in far if (m["sim_time"] or 0.0) == t]
     near = [m for m in measured if m["kind"] == "near_surface_flux" and m["sim_time"] == t]
     if not near:
-        return None, f"{label}: no flux of its near surface in the record (near-field data loaded)"
+        return None, (
+            f"{label}: no flux of its near surface in the record (near-field data loaded "
+            "into it, or a periodic surface)"
+        )
     points = np.array([m["point"] for m in far], float)
     s = np.array([m["poynting"] for m in far], float)
     box = _surface_box(monitor)
