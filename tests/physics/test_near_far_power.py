@@ -18,6 +18,7 @@ corpus's (tests/support/planted/corpus.py).
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 import subprocess
 import sys
@@ -30,6 +31,7 @@ import pytest
 from reprolab.physics import near_far_power, record_checks
 from reprolab.physics import thresholds as th
 from reprolab.physics.record_checks import load_record
+from reprolab.report import markdown
 from tests.support.planted import corpus
 
 pytest.importorskip("meep")
@@ -152,6 +154,8 @@ def test_half_a_turn_cannot_be_judged(runs):
     assert check.status == "skip" and check.value is None
     assert "cannot judge" in check.detail and "covers 180° of the turn" in check.detail
     assert statuses["n2f_pattern_half_turn"]["built:near_far_power_balance"] == "skip"
+    note = markdown._check_note(dataclasses.asdict(check))  # the report's checks table
+    assert note.startswith("**skip**") and "covers 180° of the turn" in note
 
 
 def test_loaded_near_field_data_cannot_be_judged(runs):
