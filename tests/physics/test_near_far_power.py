@@ -20,6 +20,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -105,6 +106,18 @@ def test_the_record_carries_both_powers(runs):
     assert far["monitor"] == 0 and len(far["poynting"]) == 1
     # |S| = |Ez| |H| in the far field: the Poynting vector matches the recorded |Ez|^2
     assert np.linalg.norm(far["poynting"][0]) == pytest.approx(far["abs2"][2], rel=1e-3)
+
+
+def test_the_records_flux_monitor_changes_nothing_the_script_computes(runs, tmp_path):
+    """The same script run bare (no recorder, no added flux monitor) writes the very same
+    pattern, byte for byte."""
+    base, _ = runs
+    shutil.copy(base / "n2f_dipole_array_pattern" / "sim.py", tmp_path / "sim.py")
+    subprocess.run(
+        [sys.executable, "sim.py"], cwd=tmp_path, check=True, timeout=120, capture_output=True
+    )
+    recorded = (base / "n2f_dipole_array_pattern" / "pattern.csv").read_bytes()
+    assert (tmp_path / "pattern.csv").read_bytes() == recorded
 
 
 def test_the_correct_pattern_balances(runs):
