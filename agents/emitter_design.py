@@ -38,7 +38,5 @@ class NearToFarDesign(AgentModel):
     angle_min_deg: float = 0.0
     angle_max_deg: float = 360.0
     angle_count: Annotated[int, Field(ge=2)] = 360
-    """Angular sampling of the far field."""
-    power_tolerance: Annotated[float, Field(gt=0, le=0.5)] = 0.05
-    """Largest relative difference allowed between the power through the near surface
-    and the far-field power integrated over the angles."""
+    """Angular sampling of the far field: the whole turn (2D) or a θ, φ grid over the
+    whole sphere (3D) lets the run's power balance be judged; a part of it cannot be."""

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import atexit
 import cmath
+import functools
 import importlib.abc
 import importlib.util
 import json
@@ -145,6 +146,7 @@ def _patch(mp) -> None:
 
 
 def _monitor_wrapper(method, kind):
+    @functools.wraps(method)  # keeps the unwrapped method: the record adds its own monitors
     def add(self, *args, **kwargs):
         obj = method(self, *args, **kwargs)
         freq_args = args[1:] if kind == "dft_fields" else args  # first: the components

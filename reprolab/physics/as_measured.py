@@ -7,9 +7,18 @@ frequencies), `Simulation.get_eigenmode_coefficients` (|alpha|^2 per band, frequ
 and direction), `Simulation.get_dft_array` (a DFT field array as a digest: its shape,
 |F|^2 sampled on a regular stride to at most DIGEST_POINTS values, and its sum), and
 `meep.dft_ldos` (the LDOS spectrum at the run's end) and `Simulation.get_farfield`
-(|F|^2 of each far-field component at the point). `report(sim, values)` attaches
-them to that simulation's entry under `measured`; the host traces the outputs to them
-(`reprolab.physics.trace`).
+(|F|^2 of each far-field component at the point and the Poynting vector Re(E* x H)
+per frequency). `report(sim, values)` attaches them to that simulation's entry under
+`measured`; the host traces the outputs to them (`reprolab.physics.trace`).
+
+Every `add_near2far` also gets a flux monitor on the same regions (same weights and
+frequencies; fields are not changed by a DFT monitor), read when the script first asks
+for a far field at a given time: the power through the near surface
+(`near_surface_flux`) that `reprolab.physics.near_far_power` balances against the far
+field. Where the script loads or subtracts near-field data into the near2far object
+that flux no longer describes it and is not read; `scale_near2far_fields` is not
+mirrored: a far field scaled by the script no longer carries the power the run put
+through the surface.
 """
 
 from __future__ import annotations
@@ -52,23 +61,85 @@ def patch(mp, report, freqs_of) -> None:
     if hasattr(mp, "dft_ldos"):
         mp.dft_ldos = _ldos(mp.dft_ldos, freqs_of)
     if hasattr(sim_cls, "get_farfield"):
-        sim_cls.get_farfield = _farfield(sim_cls.get_farfield, report)
+        sim_cls.get_farfield = _farfield(sim_cls.get_farfield, report, orig_fluxes, orig_freqs)
+    if hasattr(sim_cls, "add_near2far"):
+        add_flux = getattr(sim_cls.add_flux, "__wrapped__", sim_cls.add_flux)
+        sim_cls.add_near2far = _near2far(mp, sim_cls.add_near2far, add_flux)
+        for name in dir(sim_cls):
+            if name.startswith(("load_near2far", "load_minus_near2far")):
+                setattr(sim_cls, name, _loaded(getattr(sim_cls, name)))
 
 
-def _farfield(method, report):
-    """A near-to-far field at one point: |component|^2 of (Ex, Ey, Ez, Hx, Hy, Hz) per
-    frequency, as the script got them (a pattern's power is one of them)."""
+def _farfield(method, report, get_fluxes, flux_freqs):
+    """A near-to-far field at one point: |component|^2 of (Ex, Ey, Ez, Hx, Hy, Hz) and
+    the Poynting vector Re(E* x H) per frequency, as the script got them (a pattern's
+    power is one of them); the first read at a time also reads the near surface's flux."""
 
     def get_farfield(self, near2far, x, *args, **kwargs):
         values = method(self, near2far, x, *args, **kwargs)
+        owner = getattr(near2far, "_reprolab_owner", None)
+        flux = getattr(near2far, "_reprolab_surface_flux", None)
+        now = _time(self)
+        if owner is not None and flux is not None and near2far._reprolab_read != now:
+            near2far._reprolab_read = now  # on every rank alike: get_fluxes is collective
+            with contextlib.suppress(Exception):
+                read = {"freqs": _floats(flux_freqs(flux)), "values": _floats(get_fluxes(flux))}
+                value = {"kind": "near_surface_flux", "monitor": owner[1], **read}
+                _guard(report, self, value | {"sim_time": now})
         with contextlib.suppress(Exception):
             point = [float(getattr(x, a)) for a in "xyz"]
             abs2 = [float(abs(complex(v)) ** 2) for v in values]
             value = {"kind": "farfield", "sim_time": _time(self), "point": point, "abs2": abs2}
+            if owner is not None:
+                value["monitor"] = owner[1]
+            value["poynting"] = _poynting(values)
             _guard(report, self, value)
         return values
 
     return get_farfield
+
+
+def _poynting(values) -> list[list[float]]:
+    """Re(E* x H) per frequency from (Ex, Ey, Ez, Hx, Hy, Hz) per frequency."""
+    out = []
+    for i in range(0, len(values) - 5, 6):
+        e = [complex(v).conjugate() for v in values[i : i + 3]]
+        h = [complex(v) for v in values[i + 3 : i + 6]]
+        s = [e[1] * h[2] - e[2] * h[1], e[2] * h[0] - e[0] * h[2], e[0] * h[1] - e[1] * h[0]]
+        out.append([float(c.real) for c in s])
+    return out
+
+
+def _near2far(mp, method, add_flux):
+    """add_near2far, plus a flux monitor on the same regions (not a monitor of the
+    script's: it is added through the unrecorded `add_flux`)."""
+
+    def add_near2far(self, *args, **kwargs):
+        obj = method(self, *args, **kwargs)
+        with contextlib.suppress(Exception):  # no flux: the balance is not judged
+            obj._reprolab_surface_flux, obj._reprolab_read = None, None
+            # Near2FarRegion is FluxRegion in Meep: the same regions, weights and directions
+            regions = [a for a in args if isinstance(a, mp.FluxRegion)]
+            freqs = [a for a in args if not isinstance(a, mp.FluxRegion)]
+            if regions and int(kwargs.get("nperiods", 1)) == 1:  # a periodic surface: not closed
+                extra = {k: v for k, v in kwargs.items() if k == "decimation_factor"}
+                obj._reprolab_surface_flux = add_flux(self, *freqs, *regions, **extra)
+        return obj
+
+    return add_near2far
+
+
+def _loaded(method):
+    """Near-field data loaded into a near2far object: its surface's flux no longer
+    describes it."""
+
+    def load(self, *args, **kwargs):
+        for a in [*args, *kwargs.values()]:
+            if getattr(a, "_reprolab_surface_flux", None) is not None:
+                a._reprolab_surface_flux = None
+        return method(self, *args, **kwargs)
+
+    return load
 
 
 def tag(obj, sim, index: int) -> None:

@@ -1,7 +1,9 @@
 """Checks of emitter runs from the run-time record and the design: the emitter's
 distance to the nearest interface in pixels, the Purcell normalisation of an LDOS
 (`design.ldos`) and the near-to-far transformation (`design.near_to_far`): its surface
-encloses every source and its far field is far.
+encloses every source, its far field is far (at the design's radius and at the points the
+script read) and carries the power that crossed the surface
+(`reprolab.physics.near_far_power`).
 
 A record simulation is an LDOS run when it ran `mp.dft_ldos` (its `ldos` entry); the
 source-band, resolution and field-decay checks of `record_checks` then judge it too.
@@ -13,6 +15,7 @@ import math
 
 from reprolab.physics import thresholds as th
 from reprolab.physics.check import Check
+from reprolab.physics.near_far_power import power_balance_check
 
 
 def _n(material: dict) -> float | None:
@@ -103,8 +106,29 @@ def _box(regions: list[dict]) -> list[tuple[float, float]]:
     return list(zip(lo, hi, strict=True))
 
 
+def _open_sides(s: dict, regions: list[dict], box: list[tuple[float, float]]) -> list[str]:
+    """The sides of the surface's bounding box no face covers (a periodic axis needs
+    none; cylindrical surfaces are not judged): the surface is not closed there."""
+    if s.get("cylindrical"):
+        return []
+    periodic = set(s.get("bloch_axes") or [])
+    spans = [hi - lo for lo, hi in box]
+    missing = []
+    for i, (lo, hi) in enumerate(box):
+        if spans[i] <= 0 or "xyz"[i] in periodic:
+            continue
+        others = [j for j in range(3) if j != i and spans[j] > 0]
+        for side in (lo, hi):
+            faces = [r for r in regions if r["size"][i] == 0 and abs(r["center"][i] - side) < 1e-9]
+            area = sum(math.prod(r["size"][j] for j in others) for r in faces)
+            if area < (1 - 1e-6) * math.prod(spans[j] for j in others):
+                missing.append(f"{'xyz'[i]} = {side:g}")
+    return missing
+
+
 def near_surface_check(sims: list[dict]) -> Check | None:
-    """A closed near-field surface (two or more regions) encloses every source strictly."""
+    """A near-field surface of two or more regions is closed (a face on every side of its
+    bounding box) and encloses every source strictly."""
     found = [(s, m) for s in sims for m in s.get("monitors", []) if m["kind"] == "near2far"]
     if not found:
         return None
@@ -114,6 +138,12 @@ def near_surface_check(sims: list[dict]) -> Check | None:
         if len(regions) < 2:
             continue  # one plane: an open surface, judged by the far-field check only
         box = _box(regions)
+        missing = _open_sides(s, regions, box)
+        if missing:
+            outside.append(
+                f"simulation {s['index']}: the surface is open (no face at "
+                f"{', '.join(missing)} of {box})"
+            )
         for src in s["sources"]:
             c = src["center"]
             if any(hi > lo and not lo < c[i] < hi for i, (lo, hi) in enumerate(box)):
@@ -121,22 +151,39 @@ def near_surface_check(sims: list[dict]) -> Check | None:
     return Check(
         "built:near_surface_encloses_sources",
         "fail" if outside else "pass",
-        "; ".join(outside) or f"{len(found)} near-to-far surface(s) enclose their sources",
+        "; ".join(outside) or f"{len(found)} closed near-to-far surface(s) enclose their sources",
         len(outside),
-        "fail: a source on or outside a closed near-field surface",
+        "fail: an open surface of two or more regions, a source on or outside it",
     )
+
+
+def _read_radius(s: dict, index: int, centre: list[float]) -> float | None:
+    """The nearest point at which the script read monitor `index`'s far field, from the
+    near surface's centre (in the plane of a 2D cell)."""
+    axes = range(3) if s.get("dimensions") == 3 else range(2)
+    found = [
+        math.sqrt(sum((m["point"][i] - centre[i]) ** 2 for i in axes))
+        for m in s.get("measured", [])
+        if m["kind"] == "farfield" and m.get("monitor") == index and m.get("point")
+    ]
+    return min(found, default=None)
 
 
 def far_field_check(sims: list[dict], n2f: dict) -> Check:
     """The far-field radius ≫ the wavelength and beyond the near surface's Fraunhofer
-    distance."""
-    found = [(s, m) for s in sims for m in s.get("monitors", []) if m["kind"] == "near2far"]
+    distance: the design's radius, and the points where the script read the far field."""
+    found = [
+        (s, i, m)
+        for s in sims
+        for i, m in enumerate(s.get("monitors", []))
+        if m["kind"] == "near2far"
+    ]
     name = "built:far_field_is_far"
     if not found:
         return Check(name, "fail", "the design states a near-to-far surface, the run added none")
-    radius = float(n2f["far_field_radius"])
+    stated = float(n2f["far_field_radius"])
     worst = None
-    for s, m in found:
+    for s, i, m in found:
         freqs = [f for f in m["freqs"] if f > 0]
         if not freqs:
             continue
@@ -145,16 +192,20 @@ def far_field_check(sims: list[dict], n2f: dict) -> Check:
         box = _box([r for r in m["regions"] if None not in r["center"] + r["size"]])
         extent = max(hi - lo for lo, hi in box)
         need = max(th.FAR_FIELD_WAVELENGTHS * wl, th.FAR_FIELD_FRAUNHOFER * 2 * extent**2 / wl)
+        read = _read_radius(s, i, [(lo + hi) / 2 for lo, hi in box])
+        radius = stated if read is None else min(stated, read)
         if worst is None or radius / need < worst[0]:
-            worst = (radius / need, wl, extent, need)
+            worst = (radius / need, radius, read, wl, extent, need)
     if worst is None:
         return Check(name, "fail", "the near-to-far monitor has no frequency")
-    ratio, wl, extent, need = worst
+    ratio, radius, read, wl, extent, need = worst
+    read_closer = read is not None and read < stated * (1 - 1e-6)
+    where = f" where read (the design: {stated:g} a)" if read_closer else ""
     return Check(
         name,
         "pass" if ratio >= 1 else "fail",
-        f"far-field radius {radius:g} a = {radius / wl:.3g} wavelengths (λ = {wl:.4g} a in the "
-        f"medium); near surface {extent:.4g} a across: needs ≥ {need:.4g} a "
+        f"far-field radius {radius:.4g} a{where} = {radius / wl:.3g} wavelengths (λ = {wl:.4g}"
+        f" a in the medium); near surface {extent:.4g} a across: needs ≥ {need:.4g} a "
         f"(≥ {th.FAR_FIELD_WAVELENGTHS:g} λ and ≥ 2D²/λ)",
         round(radius / wl, 4),
         f"fail < max({th.FAR_FIELD_WAVELENGTHS:g} λ, 2D²/λ)",
@@ -218,18 +269,5 @@ def emitter_checks(sims: list[dict], design: dict) -> list[Check]:
         found += [near_surface_check(sims), far_field_check(sims, design["near_to_far"])]
     elif any(m["kind"] == "near2far" for s in sims for m in s.get("monitors", [])):
         found.append(near_surface_check(sims))
+    found.append(power_balance_check(sims))
     return [c for c in found if c is not None]
-
-
-def power_balance(near_power: float, angles_rad, far_intensity, radius: float) -> float:
-    """Relative difference between the power through the near surface and the 2D
-    far-field power ∮ S_r r dθ (a ring of `radius`, trapezoidal over the sampled angles,
-    closed across the seam when they span a full turn)."""
-    import numpy as np
-
-    th_ = np.asarray(angles_rad, float)
-    s = np.asarray(far_intensity, float)
-    if th_.size > 1 and np.isclose(th_[-1] - th_[0] + (th_[1] - th_[0]), 2 * np.pi):
-        th_, s = np.append(th_, th_[0] + 2 * np.pi), np.append(s, s[0])
-    far = float(np.sum((s[1:] + s[:-1]) / 2 * np.diff(th_))) * radius
-    return abs(far - near_power) / abs(near_power) if near_power else math.inf

@@ -502,10 +502,11 @@ def _value(v) -> str:
 
 def _check_note(x: dict) -> str:
     """A check not passed, with what it found: a failure always says what failed (its
-    detail beside its threshold), a warning its threshold or detail."""
+    detail beside its threshold), a skipped check why it could not judge, a warning its
+    threshold or detail."""
     detail = " ".join((x.get("detail") or "").split()).replace("|", "\\|")
     threshold = x.get("threshold") or ""
-    if x["status"] == "fail" and detail:
+    if x["status"] in ("fail", "skip") and detail:
         why = f"{detail[:200]}" + (f"; limit {threshold}" if threshold else "")
     else:
         why = threshold or detail[:80]

@@ -120,15 +120,6 @@ def test_design_without_a_near_surface_in_the_run_fails():
     assert check.status == "fail" and "added none" in check.detail
 
 
-def test_power_balance_of_a_ring():
-    import numpy as np
-
-    theta = np.linspace(0, 2 * np.pi, 72, endpoint=False)
-    far = np.full(theta.size, 1 / (2 * np.pi * 50.0))  # isotropic, total power 1
-    assert emitters.power_balance(1.0, theta, far, 50.0) == pytest.approx(0.0, abs=1e-9)
-    assert emitters.power_balance(1.0, theta, 0.8 * far, 50.0) == pytest.approx(0.2)
-
-
 def test_auto_convergence_reruns_an_ldos_stage(records):
     from reprolab.physics import convergence
     from reprolab.steps.convergence import variants_needed

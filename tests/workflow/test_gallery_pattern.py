@@ -6,7 +6,8 @@ the replay recordings.
 
 The correct run is SUCCESS: every lobe and null matched on the whole turn (the main
 lobe at 0°), compared in dB, shifts relative to a full turn; it agrees with the paper's
-data and its reference; no check raises a false alarm. Wrong on purpose, reusing the
+data and its reference; the far field's power over the turn balances the power through
+the near box; no check raises a false alarm. Wrong on purpose, reusing the
 run: the paper's pattern rotated by 10° (only the comparison is run again, on a copy of
 the finished stage) is not SUCCESS and its report says the reproduction agrees with the
 paper's reference, not its data; a design whose far field is taken at 2 wavelengths
@@ -66,8 +67,14 @@ def test_pattern_is_reproduced_on_the_whole_turn(pattern_run):
     checks = read_json(stage / "checks.json")
     assert checks["verdict"] == "pass"
     by_name = {c["name"]: c for c in checks["checks"]}
-    for name in ("built:near_surface_encloses_sources", "built:far_field_is_far"):
+    for name in (
+        "built:near_surface_encloses_sources",
+        "built:far_field_is_far",
+        "built:near_far_power_balance",
+    ):
         assert by_name[name]["status"] == "pass", by_name[name]
+    # the far field over the whole turn carries the power through the near box: 3.9 %
+    assert by_name["built:near_far_power_balance"]["value"] == pytest.approx(0.039, abs=0.005)
     assert by_name["traceable:pattern.csv:power"]["status"] == "pass"
     report = (pattern_run / "outputs" / PAPER / f"REPRODUCTION_REPORT_{PAPER}.md").read_text()
     assert "relative to a full turn" in report and "agrees with the paper's data and its" in report

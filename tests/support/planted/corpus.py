@@ -26,6 +26,7 @@ from tests.support.planted.scripts2d import (
     mie_cylinder_script,
     ring_script,
 )
+from tests.support.planted.scripts_n2f import dipole_array_script
 
 MATERIALS = [{"material_id": "slab", "index": 2.0}]
 
@@ -187,6 +188,30 @@ PLANTED = {
         mie_cylinder_script(efficiency_by="R"),
         ["bound:cross_section_normalisation:spectrum.csv:Q_sca"],
     ),
+    # Radiation patterns (three line currents, a near-to-far box of half-side 1.2 a): the
+    # far field read at 2 a while the design states 1000 a; a current at x = 1.5 outside
+    # the box; a box missing its -x face; the -x and -y faces' weights left at +1 (no net
+    # power leaves); the near2far fields scaled by 2 (a mirror symmetry made up for twice).
+    "n2f_far_field_read_at_2_wavelengths": (
+        dipole_array_script(radius=2.0),
+        ["built:far_field_is_far"],
+    ),
+    "n2f_source_outside_surface": (
+        dipole_array_script(source_x=1.5),
+        ["built:near_surface_encloses_sources"],
+    ),
+    "n2f_surface_missing_a_face": (
+        dipole_array_script(faces=3),
+        ["built:near_surface_encloses_sources"],
+    ),
+    "n2f_weights_not_outward": (
+        dipole_array_script(lower_weight=1),
+        ["built:near_far_power_balance"],
+    ),
+    "n2f_far_field_scaled_2": (
+        dipole_array_script(scale=2.0),
+        ["built:near_far_power_balance"],
+    ),
 }
 CORRECT = {
     "slab": slab_script(),
@@ -209,6 +234,11 @@ CORRECT = {
     "thin_slab_under_resolved_converged": slab_script(resolution=45, thickness_um=0.1),
     "ring_resonator_converged": ring_script(),
     "mie_cylinder_lossless": mie_cylinder_script(),
+    "n2f_dipole_array_pattern": dipole_array_script(),
+    # the same pattern read over half the turn: the power balance cannot be judged (skip)
+    "n2f_pattern_half_turn": dipole_array_script(first_deg=-90.0, span_deg=181.0),
+    # near-field data loaded into the near2far object: its surface's flux is not read (skip)
+    "n2f_pattern_near_data_loaded": dipole_array_script(reload=True),
 }
 # The cases judged under checks.convergence: auto (the default policy: reruns for
 # stages under PPW_AS_BUILT.warn and for resonances); the others under false, so that
