@@ -11,7 +11,7 @@ import re
 from typing import TYPE_CHECKING
 
 from reprolab import units
-from reprolab.physics import bands, modes, positions
+from reprolab.physics import bands, lines, modes, positions
 from reprolab.physics import thresholds as th
 
 # numpy is imported where curves are compared: a step that only reads comparison numbers
@@ -160,6 +160,28 @@ def match_features(
     return features
 
 
+def _both_features(xp, yp, one_turn, turn) -> tuple[list[dict], list[dict], tuple]:
+    """The paper's and the reproduction's features, and the reproduced curve they were
+    found on."""
+    import numpy as np
+
+    y_range = float(np.ptp(yp)) or 1.0
+    paper_features = positions.features_on(
+        xp, yp, FEATURE_PROMINENCE * y_range, turn, find_features
+    )
+    # Features of both curves on the common x range: a reproduction that runs past the
+    # paper's window to a higher shoulder would otherwise measure its dips deeper and
+    # wider (prominence and half-prominence width depend on the window).
+    xs_t, ys_t = one_turn
+    common = (xs_t >= xp.min()) & (xs_t <= xp.max())
+    if turn is None and common.sum() >= 3:
+        xs_t, ys_t = xs_t[common], ys_t[common]
+    sim_features = positions.features_on(
+        xs_t, ys_t, FEATURE_PROMINENCE * y_range / 2, turn, find_features
+    )
+    return paper_features, sim_features, (xs_t, ys_t)
+
+
 def compare_curve(
     x_paper: list[float],
     y_paper: list[float],
@@ -196,25 +218,15 @@ def compare_curve(
             "note": "reproduced x range does not overlap the paper's",
         }
     diff = resample(xs, ys, xp[inside]) - yp[inside]
-    rms = float(np.sqrt(np.mean(diff**2)))
-    max_abs = float(np.max(np.abs(diff)))
-
-    y_range = float(np.ptp(yp)) or 1.0
-    paper_features = positions.features_on(
-        xp, yp, FEATURE_PROMINENCE * y_range, turn, find_features
-    )
-    # Features of both curves on the common x range: a reproduction that runs past the
-    # paper's window to a higher shoulder would otherwise measure its dips deeper and
-    # wider (prominence and half-prominence width depend on the window).
-    xs_t, ys_t = one_turn
-    common = (xs_t >= xp.min()) & (xs_t <= xp.max())
-    if turn is None and common.sum() >= 3:
-        xs_t, ys_t = xs_t[common], ys_t[common]
-    sim_features = positions.features_on(
-        xs_t, ys_t, FEATURE_PROMINENCE * y_range / 2, turn, find_features
-    )
+    paper_features, sim_features, (xs_t, ys_t) = _both_features(xp, yp, one_turn, turn)
     x_range = (float(np.min(xp)), float(np.max(xp)))
     features = match_features(paper_features, sim_features, scale, float(np.ptp(xp)), axis, x_range)
+    # narrow lines: judged in their linewidths too, and the differences around them taken
+    # with the x slack that judgement allows (physics/lines.py)
+    judged = lines.compare_lines(xp, yp, paper_features, xs_t, ys_t, sim_features, x_range, axis)
+    diff = lines.with_slack(diff, xp[inside], yp[inside], xs, ys, judged["lines"])
+    rms = float(np.sqrt(np.mean(diff**2)))
+    max_abs = float(np.max(np.abs(diff)))
     shift = max((f["shift_rel"] for f in features), default=None)
     height = max((f["height_rel"] for f in features), default=None)
     widths = [f["width_rel"] for f in features if f["width_rel"] is not None]
@@ -224,7 +236,7 @@ def compare_curve(
         "feature_width_rel": max(widths) if widths else None,
         "rms_rel": rms / scale,
         "max_abs_rel": max_abs / scale,
-    }
+    } | judged["metrics"]
     if coverage < 0.95:
         metrics = {k: math.nan for k in metrics}
     notes = [y_note] if y_note else []
@@ -236,6 +248,7 @@ def compare_curve(
         "max_abs": max_abs,
         "metrics": metrics,
         "features": features,
+        **({"lines": judged["lines"]} if judged["lines"] else {}),
         "compared_as": positions.y_kind(axis),
         "note": "; ".join(notes),
     }
@@ -280,10 +293,10 @@ def key_value(kv: dict, x_sim, y_sim) -> dict:
 
 
 def classify_curve(result: dict) -> dict[str, str]:
-    return {
-        b.metric: th.classify_value(b, result["metrics"].get(b.metric))
-        for b in th.DISCREPANCY_THRESHOLDS
-    }
+    """A class per metric; the line metrics only where the curve has judged lines."""
+    bands_ = [*th.DISCREPANCY_THRESHOLDS]
+    bands_ += [b for b in th.LINE_BANDS if b.metric in result["metrics"]]
+    return {b.metric: th.classify_value(b, result["metrics"].get(b.metric)) for b in bands_}
 
 
 # --- recomputation: the ComparisonValidator's numbers come from here -------------------
@@ -356,6 +369,9 @@ def recompute_comparison(comparison: dict, curves: dict) -> list[str]:
                                 f"{where}: feature {i} {name} stored {old.get(name)}, "
                                 f"recomputed {value}"
                             )
+            mismatches += lines.recheck_lines(
+                where, curve.get("lines", []), fresh.get("lines", []), _close
+            )
             fresh_classes = classify_curve(fresh)
             if curve.get("classes") != fresh_classes:
                 mismatches.append(
@@ -464,6 +480,7 @@ def comparison_numbers(comparison: dict) -> dict[str, float]:
                 for name in FEATURE_QUANTITIES:
                     if f.get(name) is not None:
                         numbers[f"{base}.feature{i}.{f['kind']}.{name}"] = f[name]
+            numbers.update(lines.line_numbers(base, curve))
     return {k: v for k, v in numbers.items() if isinstance(v, (int, float)) and math.isfinite(v)}
 
 
