@@ -255,14 +255,14 @@ def compare_curve(
 
 
 def _x_in_axis_units(kv: dict, x_sim) -> list[float]:
+    """The reproduced x in the figure's x unit (c/a to nm through `unit_length_m`, the
+    paper's length a). UnitError where the column cannot be converted to the axis: its
+    values in another unit would be compared as if they were the axis's."""
     src = units.column_quantity(kv.get("x_column") or "")
     dst = tuple(kv["x_axis"]) if kv.get("x_axis") else None
-    if src is None or dst is None or src == dst:
+    if src is None or dst is None or units.same_unit(src[0], src[1], dst[1]) and src[0] == dst[0]:
         return list(x_sim)
-    try:
-        return units.convert(list(x_sim), src, dst)
-    except units.UnitError:
-        return list(x_sim)
+    return units.convert(list(x_sim), src, dst, kv.get("unit_length_m"))
 
 
 def key_value(kv: dict, x_sim, y_sim) -> dict:
@@ -273,7 +273,11 @@ def key_value(kv: dict, x_sim, y_sim) -> dict:
     column, `wavelength_um`), the reproduced x is converted to it first."""
     import numpy as np
 
-    x_sim = _x_in_axis_units(kv, x_sim)
+    try:
+        x_sim = _x_in_axis_units(kv, x_sim)
+    except units.UnitError as exc:
+        note = f"column '{kv.get('x_column')}' not in the figure's x unit: {exc}"
+        return {**kv, "sim": None, "rel_error": math.nan, "class": "FAILURE", "note": note}
     order = np.argsort(x_sim)
     xs, ys = np.asarray(x_sim, float)[order], np.asarray(y_sim, float)[order]
     kind = kv["kind"]

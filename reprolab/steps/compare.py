@@ -60,6 +60,7 @@ def compare_stage(run, design_path, checks_path, out_comparison) -> None:
                     **kv.model_dump(),
                     "x_column": fo.x_column,
                     "x_axis": [x_axis.quantity, x_axis.unit],
+                    "unit_length_m": run.paper.unit_length_m,
                 },
                 xs,
                 ys,

@@ -180,3 +180,37 @@ def test_digitized_line_is_located_within_a_tenth_of_a_linewidth(points_per_line
         peaks = [f for f in compare.find_features(x, y, 0.05) if f["kind"] == "peak"]
         errors.append(min(abs(f["x"] - F0) for f in peaks) / W)
     assert np.percentile(errors, 95) < 0.1 < th.LINE_SHIFT.acceptable
+
+
+def figure_with_lines(x_axis: dict):
+    from reprolab.paper_format import Figure
+
+    return Figure.model_validate(
+        {
+            "figure_id": "fig1",
+            "title": "t",
+            "image": "f.png",
+            "x_axis": x_axis,
+            "y_axes": {"left": {"label": "T", "quantity": "dimensionless"}},
+            "curves": [
+                {"curve_id": "T", "label": "T", "lines": [{"x": 1550.0, "q": 2000}]},
+            ],
+        }
+    )
+
+
+def test_stated_lines_reach_the_comparison_in_the_column_unit():
+    from reprolab.physics import positions
+
+    fig = figure_with_lines({"label": "λ", "quantity": "wavelength", "unit": "nm"})
+    ctx = positions.axis_context(fig, "T", "wavelength_um")
+    assert ctx["lines"] == [{"x": pytest.approx(1.55), "q": 2000}]
+    ctx = positions.axis_context(fig, "T", "frequency_c/a", unit_length_m=1e-6)
+    assert ctx["lines"][0]["x"] == pytest.approx(1 / 1.55)
+    with pytest.raises(ValueError, match="unit_length"):
+        positions.axis_context(fig, "T", "frequency_c/a")
+
+
+def test_stated_lines_need_a_spectral_axis():
+    with pytest.raises(ValueError, match="states lines with a Q, but the x_axis is angle"):
+        figure_with_lines({"label": "θ", "quantity": "angle", "unit": "deg"})
