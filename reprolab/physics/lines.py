@@ -25,9 +25,12 @@ from reprolab.physics import thresholds as th
 
 # A dip and a peak are one Fano line where they are this close compared with the next
 # feature on either side (a Fabry-Perot fringe's peaks and dips are evenly spaced: never
-# paired) and no farther apart than this many of their widths.
+# paired), no farther apart than this many of their widths, and of widths within this
+# ratio (a Fano line's dip and peak differ by 3.8x at q = 0.3 or 1/0.3; a narrow dip on
+# a broad band's shoulder is a line of its own).
 FANO_ISOLATION = 0.5
 FANO_PAIR_WIDTHS = 3.0
+FANO_WIDTH_RATIO = 4.0
 # A Fano fit is kept where it explains this fraction of the variance of its window.
 FANO_FIT_R2 = 0.9
 # A stated line (x, Q) belongs to the paper's line nearest x within this many of its
@@ -114,8 +117,10 @@ def _fano_pair(xs: list[float], features: list[dict], i: int) -> bool:
     sep = xs[i + 1] - xs[i]
     left = xs[i] - xs[i - 1] if i > 0 else math.inf
     right = xs[i + 2] - xs[i + 1] if i + 2 < len(xs) else math.inf
-    widths = max(f["width"] or 0.0, g["width"] or 0.0)
-    return sep <= FANO_ISOLATION * min(left, right) and sep <= FANO_PAIR_WIDTHS * widths
+    wide, thin = sorted((f["width"] or 0.0, g["width"] or 0.0), reverse=True)
+    if thin <= 0 or wide > FANO_WIDTH_RATIO * thin:
+        return False
+    return sep <= FANO_ISOLATION * min(left, right) and sep <= FANO_PAIR_WIDTHS * wide
 
 
 def ordinary_tolerance(x0: float, x_range: tuple[float, float], axis: dict | None) -> float:

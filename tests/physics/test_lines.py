@@ -94,6 +94,24 @@ def test_fringes_are_not_fano_lines():
     assert found and all(line["kind"] in ("peak", "dip") for line in found)
 
 
+@pytest.mark.parametrize("q", [0.3, 1.0, 3.0, -2.0])
+def test_fano_lines_of_any_asymmetry_are_found(q):
+    x = np.linspace(0.24, 0.26, 4001)
+    y = fano_curve(x, F0, q=q)
+    (line,) = lines.find_lines(x, y, compare.find_features(x, y, 0.05))
+    assert line["kind"] == "fano"
+    assert abs(line["x"] - F0) < 0.01 * W and line["width"] == pytest.approx(W, rel=0.01)
+
+
+def test_a_narrow_dip_on_a_broad_shoulder_is_its_own_line():
+    x = np.linspace(0.20, 0.30, 8001)
+    y = np.exp(-(((x - 0.2475) / 0.01) ** 2)) - 0.5 / (1 + (2 * (x - 0.2505) / W) ** 2)
+    found = lines.find_lines(x, y, compare.find_features(x, y, 0.05))
+    # the dip splits the band (a local maximum past it): no Fano pair of unequal widths
+    assert [line["kind"] for line in found] == ["peak", "dip", "peak"]
+    assert found[1]["width"] < 2 * W
+
+
 def test_broad_feature_keeps_the_ordinary_rule():
     x = np.linspace(1, 2, 201)
     paper = np.exp(-(((x - 1.5) / 0.05) ** 2))
