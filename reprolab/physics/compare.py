@@ -316,6 +316,27 @@ def _close(a, b, rtol: float = RECOMPUTE_RTOL) -> bool:
     return math.isclose(float(a), float(b), rel_tol=rtol, abs_tol=1e-12)
 
 
+def _recheck_features(where: str, curve: dict, fresh: dict) -> list[str]:
+    """A curve's stored features and judged lines against the recomputed ones."""
+    out = lines.recheck_lines(where, curve.get("lines", []), fresh.get("lines", []), _close)
+    if len(curve.get("features", [])) != len(fresh["features"]):
+        return out + [
+            f"{where}: {len(curve.get('features', []))} features stored, "
+            f"{len(fresh['features'])} recomputed"
+        ]
+    for i, (old, new) in enumerate(zip(curve["features"], fresh["features"], strict=True)):
+        for name, value in new.items():
+            if name in ("kind", "shift_basis"):
+                if old.get(name, value) != value:
+                    out.append(f"{where}: feature {i} {name} differs")
+                continue
+            if not _close(old.get(name), value):
+                out.append(
+                    f"{where}: feature {i} {name} stored {old.get(name)}, recomputed {value}"
+                )
+    return out
+
+
 def recompute_comparison(comparison: dict, curves: dict) -> list[str]:
     """Recompute every stored number of a comparison from the raw data; list mismatches.
 
@@ -354,28 +375,7 @@ def recompute_comparison(comparison: dict, curves: dict) -> list[str]:
                         f"{where}: metric {name} stored {curve['metrics'].get(name)}, "
                         f"recomputed {value}"
                     )
-            if len(curve.get("features", [])) != len(fresh["features"]):
-                mismatches.append(
-                    f"{where}: {len(curve.get('features', []))} features stored, "
-                    f"{len(fresh['features'])} recomputed"
-                )
-            else:
-                for i, (old, new) in enumerate(
-                    zip(curve["features"], fresh["features"], strict=True)
-                ):
-                    for name, value in new.items():
-                        if name in ("kind", "shift_basis"):
-                            if old.get(name, value) != value:
-                                mismatches.append(f"{where}: feature {i} {name} differs")
-                            continue
-                        if not _close(old.get(name), value):
-                            mismatches.append(
-                                f"{where}: feature {i} {name} stored {old.get(name)}, "
-                                f"recomputed {value}"
-                            )
-            mismatches += lines.recheck_lines(
-                where, curve.get("lines", []), fresh.get("lines", []), _close
-            )
+            mismatches += _recheck_features(where, curve, fresh)
             fresh_classes = classify_curve(fresh)
             if curve.get("classes") != fresh_classes:
                 mismatches.append(
