@@ -260,7 +260,9 @@ def _x_in_axis_units(kv: dict, x_sim) -> list[float]:
     values in another unit would be compared as if they were the axis's."""
     src = units.column_quantity(kv.get("x_column") or "")
     dst = tuple(kv["x_axis"]) if kv.get("x_axis") else None
-    if src is None or dst is None or units.same_unit(src[0], src[1], dst[1]) and src[0] == dst[0]:
+    if src is None or dst is None or dst[0] == units.FREE:  # a free parameter: read as is
+        return list(x_sim)
+    if src[0] == dst[0] and units.same_unit(src[0], src[1], dst[1]):
         return list(x_sim)
     return units.convert(list(x_sim), src, dst, kv.get("unit_length_m"))
 

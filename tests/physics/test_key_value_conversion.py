@@ -27,3 +27,10 @@ def test_without_the_length_a_the_key_value_fails_with_its_reason():
     got = compare.key_value(KV, *curve())
     assert got["sim"] is None and got["class"] == "FAILURE"
     assert "frequency_c/a" in got["note"] and "unit_length" in got["note"]
+
+
+def test_a_free_parameter_axis_reads_the_column_as_is():
+    kv = {"quantity": "R at 4 pairs", "value": 0.9, "unit": "1", "kind": "y_at_x", "x": 4.0}
+    kv |= {"x_column": "length_nm", "x_axis": ["parameter", "1"]}
+    got = compare.key_value(kv, [2.0, 4.0, 6.0], [0.5, 0.9, 0.99])
+    assert got["sim"] == 0.9 and got["class"] == "SUCCESS"
