@@ -82,6 +82,14 @@ class YAxes(Strict):
     right: Axis | None = Field(None, description="The right y axis of a two-axis figure.")
 
 
+class StatedLine(Strict):
+    x: float = Field(
+        description="The line's position as the paper plots it, in the figure's x unit."
+    )
+    q: float = Field(gt=0, description="The quality factor the paper states for it (x / FWHM).")
+    note: str = ""
+
+
 class Curve(Strict):
     curve_id: str = Field(pattern=ID, description="Identifier within its figure (e.g. `T`).")
     label: str = Field(description="Legend text in the paper.")
@@ -103,6 +111,13 @@ class Curve(Strict):
         None,
         description="The result curves (curve_id) a reference curve is the reference of; "
         "without it, every result curve of the figure on the same y axis.",
+    )
+    lines: list[StatedLine] = Field(
+        [],
+        description="Lines of this curve whose Q the paper states (a resonance of Q 2000 "
+        "at 0.2503 c/a): each is compared as Q, and its linewidth x / Q is the scale of "
+        "its shift (in linewidths). Only on a wavelength, frequency, energy or wavenumber "
+        "axis.",
     )
 
     @model_validator(mode="after")
@@ -283,6 +298,13 @@ class Figure(Strict):
                     )
         if not results:
             raise ValueError("a figure needs at least one result curve (not `reference: true`)")
+        stating = [c.curve_id for c in self.curves if c.lines]
+        if stating and self.x_axis.quantity not in units.PHOTON:
+            raise ValueError(
+                f"curve '{stating[0]}' states lines with a Q, but the x_axis is "
+                f"{self.x_axis.quantity}; valid: a wavelength, frequency, energy or "
+                "wavenumber axis (Q = x / FWHM)"
+            )
         return self
 
     def references_of(self, curve_id: str) -> list[Curve]:

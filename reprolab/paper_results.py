@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import json
 import math
+import re
 from typing import Any
 
 from reprolab import units
@@ -152,6 +153,55 @@ def table_problems(meta: PaperMetadata) -> list[str]:
     return [m for t, table in enumerate(meta.tables) for m in row_problems(t, table)]
 
 
+# An area (a cross section σ, C) has no quantity of its own: it is never converted into
+# a dimensionless efficiency Q = σ / σ_geo, whose geometric cross section (πr² of a
+# sphere, 2r per length of a cylinder) is the very factor a normalisation gets wrong.
+_AREA = re.compile(r"^(nm|um|µm|mm|cm|m)\s*(\^2|²|2)$")
+
+
+def dimension_words(quantity: str | None, unit: str) -> str:
+    """What a unit measures, in words: `an area`, `a length`, `dimensionless`."""
+    if _AREA.match(unit.strip()):
+        return "an area"
+    if quantity and unit in units.UNITS.get(quantity, {}):
+        return "dimensionless" if quantity == "dimensionless" else f"a {quantity}"
+    found = sorted(q for q, us in units.UNITS.items() if unit in us)
+    if not found:
+        return "no unit of any axis quantity"
+    if "dimensionless" in found:
+        return "dimensionless"
+    return " or ".join(f"a {q}" for q in found[:2])
+
+
+STATED_IN_AXIS = "a key value is stated in its axis's unit"
+
+
+def _in_axis_unit(value: float, unit: str, axis, unit_length_m: float | None) -> str:
+    """The valid part of a key value's unit problem: the value converted to the axis's
+    unit where the two measure one thing (nm and µm, Hz and c/a with the paper's length
+    a), else what the axis is and why nothing converts."""
+    valid = f"valid: '{axis.unit}'"
+    sources = [q for q in (axis.quantity, *units.PHOTON) if unit in units.UNITS.get(q, {})]
+    for src in sources:
+        try:
+            (converted,) = units.convert(
+                [value], (src, unit), (axis.quantity, axis.unit), unit_length_m
+            )
+        except units.UnitError as exc:
+            if "unit_length" in str(exc):
+                return f"{valid}; {unit} converts to {axis.unit} only with {units.UNIT_LENGTH_HINT}"
+            continue
+        shown = "" if axis.unit == "1" else f" {axis.unit}"
+        return f"{valid}: the value is {converted:.6g}{shown} ({STATED_IN_AXIS})"
+    if _AREA.match(unit.strip()) and axis.quantity == "dimensionless":
+        return (
+            f"{valid}: an efficiency, the cross section over the geometric one (πr² of a "
+            "sphere, 2r per length of a cylinder), as the axis plots it; an area is never "
+            "converted to it"
+        )
+    return f"{valid} ({STATED_IN_AXIS}, {dimension_words(axis.quantity, axis.unit)})"
+
+
 def key_value_problems(meta: PaperMetadata) -> list[str]:
     """Each key value on a real figure, curve or table, read the way its kind says, in
     the unit of the axis or column it is compared with."""
@@ -168,11 +218,14 @@ def key_value_problems(meta: PaperMetadata) -> list[str]:
         if kv.kind in MODE_KINDS:
             out += _mode_problems(where, kv, figs, tables, targets)
         else:
-            out += _curve_problems(where, kv, figs, tables)
+            a_m = meta.unit_length.metres if meta.unit_length else None
+            out += _curve_problems(where, kv, figs, tables, a_m)
     return out
 
 
-def _curve_problems(where: str, kv: KeyValue, figs: dict, tables: dict) -> list[str]:
+def _curve_problems(
+    where: str, kv: KeyValue, figs: dict, tables: dict, unit_length_m: float | None = None
+) -> list[str]:
     out = []
     if kv.labels is not None or kv.band is not None:
         out.append(
@@ -192,7 +245,7 @@ def _curve_problems(where: str, kv: KeyValue, figs: dict, tables: dict) -> list[
         if kv.curve not in valid:
             out.append(f"field '{where}.curve' is '{kv.curve}'; valid: {valid}")
         else:
-            out += _curve_unit(where, kv, fig)
+            out += _curve_unit(where, kv, fig, unit_length_m)
     if kv.figure is None or kv.curve is None:
         out.append(f"field '{where}': kind '{kv.kind}' needs a figure and a curve")
     if kv.kind == "y_at_x" and kv.x is None:
@@ -200,7 +253,7 @@ def _curve_problems(where: str, kv: KeyValue, figs: dict, tables: dict) -> list[
     return out
 
 
-def _curve_unit(where: str, kv: KeyValue, fig: Figure) -> list[str]:
+def _curve_unit(where: str, kv: KeyValue, fig: Figure, unit_length_m: float | None) -> list[str]:
     """The value is compared in its axis's unit: it must be stated in it."""
     if kv.kind in ("x_of_max", "x_of_min"):
         axis, what = fig.x_axis, "x_axis"
@@ -213,10 +266,11 @@ def _curve_unit(where: str, kv: KeyValue, fig: Figure) -> list[str]:
         return []
     if units.same_unit(axis.quantity, kv.unit, axis.unit):
         return []
+    measures = dimension_words(axis.quantity, kv.unit)
     return [
-        f"field '{where}.unit' is '{kv.unit}', but kind '{kv.kind}' reads figure "
-        f"'{fig.figure_id}' {what}, in '{axis.unit}'; valid: '{axis.unit}' (a key value is "
-        "stated in its axis's unit)"
+        f"field '{where}.unit' is '{kv.unit}' ({measures}), but kind "
+        f"'{kv.kind}' reads figure '{fig.figure_id}' {what}, {axis.quantity} in "
+        f"'{axis.unit}'; {_in_axis_unit(kv.value, kv.unit, axis, unit_length_m)}"
     ]
 
 

@@ -11,7 +11,7 @@ import re
 from typing import TYPE_CHECKING
 
 from reprolab import units
-from reprolab.physics import bands, modes, positions
+from reprolab.physics import bands, lines, modes, positions
 from reprolab.physics import thresholds as th
 
 # numpy is imported where curves are compared: a step that only reads comparison numbers
@@ -160,6 +160,28 @@ def match_features(
     return features
 
 
+def _both_features(xp, yp, one_turn, turn) -> tuple[list[dict], list[dict], tuple]:
+    """The paper's and the reproduction's features, and the reproduced curve they were
+    found on."""
+    import numpy as np
+
+    y_range = float(np.ptp(yp)) or 1.0
+    paper_features = positions.features_on(
+        xp, yp, FEATURE_PROMINENCE * y_range, turn, find_features
+    )
+    # Features of both curves on the common x range: a reproduction that runs past the
+    # paper's window to a higher shoulder would otherwise measure its dips deeper and
+    # wider (prominence and half-prominence width depend on the window).
+    xs_t, ys_t = one_turn
+    common = (xs_t >= xp.min()) & (xs_t <= xp.max())
+    if turn is None and common.sum() >= 3:
+        xs_t, ys_t = xs_t[common], ys_t[common]
+    sim_features = positions.features_on(
+        xs_t, ys_t, FEATURE_PROMINENCE * y_range / 2, turn, find_features
+    )
+    return paper_features, sim_features, (xs_t, ys_t)
+
+
 def compare_curve(
     x_paper: list[float],
     y_paper: list[float],
@@ -196,25 +218,15 @@ def compare_curve(
             "note": "reproduced x range does not overlap the paper's",
         }
     diff = resample(xs, ys, xp[inside]) - yp[inside]
-    rms = float(np.sqrt(np.mean(diff**2)))
-    max_abs = float(np.max(np.abs(diff)))
-
-    y_range = float(np.ptp(yp)) or 1.0
-    paper_features = positions.features_on(
-        xp, yp, FEATURE_PROMINENCE * y_range, turn, find_features
-    )
-    # Features of both curves on the common x range: a reproduction that runs past the
-    # paper's window to a higher shoulder would otherwise measure its dips deeper and
-    # wider (prominence and half-prominence width depend on the window).
-    xs_t, ys_t = one_turn
-    common = (xs_t >= xp.min()) & (xs_t <= xp.max())
-    if turn is None and common.sum() >= 3:
-        xs_t, ys_t = xs_t[common], ys_t[common]
-    sim_features = positions.features_on(
-        xs_t, ys_t, FEATURE_PROMINENCE * y_range / 2, turn, find_features
-    )
+    paper_features, sim_features, (xs_t, ys_t) = _both_features(xp, yp, one_turn, turn)
     x_range = (float(np.min(xp)), float(np.max(xp)))
     features = match_features(paper_features, sim_features, scale, float(np.ptp(xp)), axis, x_range)
+    # narrow lines: judged in their linewidths too, and the differences around them taken
+    # with the x slack that judgement allows (physics/lines.py)
+    judged = lines.compare_lines(xp, yp, paper_features, xs_t, ys_t, sim_features, x_range, axis)
+    diff = lines.with_slack(diff, xp[inside], yp[inside], xs, ys, judged["lines"])
+    rms = float(np.sqrt(np.mean(diff**2)))
+    max_abs = float(np.max(np.abs(diff)))
     shift = max((f["shift_rel"] for f in features), default=None)
     height = max((f["height_rel"] for f in features), default=None)
     widths = [f["width_rel"] for f in features if f["width_rel"] is not None]
@@ -224,7 +236,7 @@ def compare_curve(
         "feature_width_rel": max(widths) if widths else None,
         "rms_rel": rms / scale,
         "max_abs_rel": max_abs / scale,
-    }
+    } | judged["metrics"]
     if coverage < 0.95:
         metrics = {k: math.nan for k in metrics}
     notes = [y_note] if y_note else []
@@ -236,20 +248,23 @@ def compare_curve(
         "max_abs": max_abs,
         "metrics": metrics,
         "features": features,
+        **({"lines": judged["lines"]} if judged["lines"] else {}),
         "compared_as": positions.y_kind(axis),
         "note": "; ".join(notes),
     }
 
 
 def _x_in_axis_units(kv: dict, x_sim) -> list[float]:
+    """The reproduced x in the figure's x unit (c/a to nm through `unit_length_m`, the
+    paper's length a). UnitError where the column cannot be converted to the axis: its
+    values in another unit would be compared as if they were the axis's."""
     src = units.column_quantity(kv.get("x_column") or "")
     dst = tuple(kv["x_axis"]) if kv.get("x_axis") else None
-    if src is None or dst is None or src == dst:
+    if src is None or dst is None or dst[0] == units.FREE:  # a free parameter: read as is
         return list(x_sim)
-    try:
-        return units.convert(list(x_sim), src, dst)
-    except units.UnitError:
+    if src[0] == dst[0] and units.same_unit(src[0], src[1], dst[1]):
         return list(x_sim)
+    return units.convert(list(x_sim), src, dst, kv.get("unit_length_m"))
 
 
 def key_value(kv: dict, x_sim, y_sim) -> dict:
@@ -260,7 +275,11 @@ def key_value(kv: dict, x_sim, y_sim) -> dict:
     column, `wavelength_um`), the reproduced x is converted to it first."""
     import numpy as np
 
-    x_sim = _x_in_axis_units(kv, x_sim)
+    try:
+        x_sim = _x_in_axis_units(kv, x_sim)
+    except units.UnitError as exc:
+        note = f"column '{kv.get('x_column')}' not in the figure's x unit: {exc}"
+        return {**kv, "sim": None, "rel_error": math.nan, "class": "FAILURE", "note": note}
     order = np.argsort(x_sim)
     xs, ys = np.asarray(x_sim, float)[order], np.asarray(y_sim, float)[order]
     kind = kv["kind"]
@@ -280,10 +299,10 @@ def key_value(kv: dict, x_sim, y_sim) -> dict:
 
 
 def classify_curve(result: dict) -> dict[str, str]:
-    return {
-        b.metric: th.classify_value(b, result["metrics"].get(b.metric))
-        for b in th.DISCREPANCY_THRESHOLDS
-    }
+    """A class per metric; the line metrics only where the curve has judged lines."""
+    bands_ = [*th.DISCREPANCY_THRESHOLDS]
+    bands_ += [b for b in th.LINE_BANDS if b.metric in result["metrics"]]
+    return {b.metric: th.classify_value(b, result["metrics"].get(b.metric)) for b in bands_}
 
 
 # --- recomputation: the ComparisonValidator's numbers come from here -------------------
@@ -297,6 +316,27 @@ def _close(a, b, rtol: float = RECOMPUTE_RTOL) -> bool:
     if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
         return True
     return math.isclose(float(a), float(b), rel_tol=rtol, abs_tol=1e-12)
+
+
+def _recheck_features(where: str, curve: dict, fresh: dict) -> list[str]:
+    """A curve's stored features and judged lines against the recomputed ones."""
+    out = lines.recheck_lines(where, curve.get("lines", []), fresh.get("lines", []), _close)
+    if len(curve.get("features", [])) != len(fresh["features"]):
+        return out + [
+            f"{where}: {len(curve.get('features', []))} features stored, "
+            f"{len(fresh['features'])} recomputed"
+        ]
+    for i, (old, new) in enumerate(zip(curve["features"], fresh["features"], strict=True)):
+        for name, value in new.items():
+            if name in ("kind", "shift_basis"):
+                if old.get(name, value) != value:
+                    out.append(f"{where}: feature {i} {name} differs")
+                continue
+            if not _close(old.get(name), value):
+                out.append(
+                    f"{where}: feature {i} {name} stored {old.get(name)}, recomputed {value}"
+                )
+    return out
 
 
 def recompute_comparison(comparison: dict, curves: dict) -> list[str]:
@@ -337,25 +377,7 @@ def recompute_comparison(comparison: dict, curves: dict) -> list[str]:
                         f"{where}: metric {name} stored {curve['metrics'].get(name)}, "
                         f"recomputed {value}"
                     )
-            if len(curve.get("features", [])) != len(fresh["features"]):
-                mismatches.append(
-                    f"{where}: {len(curve.get('features', []))} features stored, "
-                    f"{len(fresh['features'])} recomputed"
-                )
-            else:
-                for i, (old, new) in enumerate(
-                    zip(curve["features"], fresh["features"], strict=True)
-                ):
-                    for name, value in new.items():
-                        if name in ("kind", "shift_basis"):
-                            if old.get(name, value) != value:
-                                mismatches.append(f"{where}: feature {i} {name} differs")
-                            continue
-                        if not _close(old.get(name), value):
-                            mismatches.append(
-                                f"{where}: feature {i} {name} stored {old.get(name)}, "
-                                f"recomputed {value}"
-                            )
+            mismatches += _recheck_features(where, curve, fresh)
             fresh_classes = classify_curve(fresh)
             if curve.get("classes") != fresh_classes:
                 mismatches.append(
@@ -464,6 +486,7 @@ def comparison_numbers(comparison: dict) -> dict[str, float]:
                 for name in FEATURE_QUANTITIES:
                     if f.get(name) is not None:
                         numbers[f"{base}.feature{i}.{f['kind']}.{name}"] = f[name]
+            numbers.update(lines.line_numbers(base, curve))
     return {k: v for k, v in numbers.items() if isinstance(v, (int, float)) and math.isfinite(v)}
 
 

@@ -35,11 +35,15 @@ BASES = ("position", "span", "turn", "tolerance")
 LOG_FLOOR = 1e-6
 
 
-def axis_context(figure, curve_id: str, x_column: str | None = None) -> dict:
+def axis_context(
+    figure, curve_id: str, x_column: str | None = None, unit_length_m: float | None = None
+) -> dict:
     """What the comparison needs of a figure's axes (reprolab.paper_format.Figure):
-    the x quantity, unit and scale, the curve's y scale, the polar settings and a
-    stated position tolerance. With `x_column` (the simulation's column, whose unit the
-    paper's x is converted to), x unit and tolerance are in that column's unit."""
+    the x quantity, unit and scale, the curve's y scale, the polar settings, a stated
+    position tolerance and the lines whose Q the curve states. With `x_column` (the
+    simulation's column, whose unit the paper's x is converted to), x unit, tolerance
+    and line positions are in that column's unit (lines through the paper's length a,
+    `unit_length_m`, where normalized and SI units meet)."""
     curve = next(c for c in figure.curves if c.curve_id == curve_id)
     y_axis = figure.y_axes.right if curve.y_axis == "right" else figure.y_axes.left
     polar = getattr(figure, "polar", None)
@@ -50,7 +54,7 @@ def axis_context(figure, curve_id: str, x_column: str | None = None) -> dict:
         unit = column[1]
         if tolerance and x.quantity in ("angle", "length"):  # linear conversions only
             tolerance = abs(units.convert([tolerance], (x.quantity, x.unit), column)[0])
-    return {
+    ctx = {
         "x_quantity": x.quantity,
         "x_unit": unit,
         "x_scale": x.scale,
@@ -58,6 +62,13 @@ def axis_context(figure, curve_id: str, x_column: str | None = None) -> dict:
         "position_tolerance": tolerance,
         "polar": polar.model_dump() if polar is not None else None,
     }
+    stated = getattr(curve, "lines", None) or []
+    if stated:
+        xs = [line.x for line in stated]
+        if column and column != (x.quantity, x.unit):
+            xs = units.convert(xs, (x.quantity, x.unit), column, unit_length_m)
+        ctx["lines"] = [{"x": v, "q": line.q} for v, line in zip(xs, stated, strict=True)]
+    return ctx
 
 
 def period(ctx: dict | None) -> float | None:

@@ -61,6 +61,39 @@ KEY_VALUE = Band("key_value_rel", "relative error of a key value the paper state
 
 CLASSIFICATIONS = ("SUCCESS", "PARTIAL", "FAILURE")
 
+# Narrow lines (physics/lines.py): a peak, dip or Fano line whose linewidth (its FWHM,
+# a Fano fit's width, or position / Q where the paper states Q) is below
+# NARROW_LINE_TOLERANCES ordinary position tolerances (feature_shift_rel's SUCCESS
+# limit on its scale) is judged in its own linewidths: at 1 % of 0.25 c/a a Q 500 line
+# could sit five linewidths off and still pass.
+NARROW_LINE_TOLERANCES = 1.0
+# Shift |x_run - x_paper| / linewidth_paper. At 0.5 linewidth the reproduced centre sits
+# on the paper line's half maximum (the lines overlap above half height); at 1.5 a
+# Lorentzian has fallen to 1 / (1 + 3²) = 10 % of its height: another line. A digitized
+# line locates its centre far inside 0.5: sampled 2 to 8 points per linewidth with 2 %
+# noise, the 95th percentile error is 0.03-0.07 linewidth (tests/physics/test_lines.py),
+# plus a pixel of the plot (0.1 linewidth for a line drawn 10 px wide).
+LINE_SHIFT = Band(
+    "line_shift_linewidths",
+    "largest shift of a narrow line (peak, dip or Fano), in the paper line's linewidths",
+    0.5,
+    1.5,
+)
+# Width |w_run - w_paper| / w_paper of a narrow line, the width error in its linewidths:
+# the band of feature_width_rel (a half-prominence width digitizes to ~10 %).
+LINE_WIDTH = Band(
+    "line_width_linewidths",
+    "largest width difference of a narrow line, in the paper line's linewidths",
+    0.15,
+    0.35,
+)
+# A line whose Q the paper states is compared as Q, abs(log10(Q_run / Q_paper)), on the
+# band of a mode's Q (QUALITY_FACTOR: Harminv and a fitted width both scatter by 10-20 %).
+LINE_Q = Band(
+    "line_q_log10", "abs(log10(Q_run / Q_paper)) of a line whose Q the paper states", 0.1, 0.2
+)
+LINE_BANDS = (LINE_SHIFT, LINE_WIDTH, LINE_Q)
+
 # Results about modes (tables and band diagrams), each value against the paper's.
 # A mode frequency (also a wavelength, a gap edge) relative: |f_run - f_paper| / f_paper,
 # on the scale of a curve's peak shift (a band 3 % off is PARTIAL, never SUCCESS).
@@ -128,7 +161,7 @@ def format_thresholds_table() -> str:
         "| metric | meaning | SUCCESS ≤ | PARTIAL ≤ | otherwise |",
         "|---|---|---|---|---|",
     ]
-    for b in (*DISCREPANCY_THRESHOLDS, KEY_VALUE, *MODE_BANDS):
+    for b in (*DISCREPANCY_THRESHOLDS, *LINE_BANDS, KEY_VALUE, *MODE_BANDS):
         rows.append(
             f"| `{b.metric}` | {b.description} | {b.acceptable:g} | {b.investigate:g} | FAILURE |"
         )

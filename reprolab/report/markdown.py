@@ -12,7 +12,7 @@ from pathlib import Path
 from agents.ledger import summarize
 from reprolab.fileio import read_json
 from reprolab.physics import thresholds as th
-from reprolab.report import comparison_notes, cost, prose, why, wording
+from reprolab.report import comparison_notes, cost, lines_table, prose, why, wording
 from reprolab.report import modes as modes_report
 from reprolab.report.fmt import cell, classification_tally, table_header
 from reprolab.report.security import sandbox_row
@@ -345,6 +345,7 @@ def figure_section(
                 *curve_metrics_table(fig),
                 *why.why_lines(fig),
                 *feature_table(fig),
+                *lines_table.line_table(fig),
                 *comparison_notes.scale_lines(fig),
                 *comparison_notes.reference_lines(fig),
                 *key_value_table(fig),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from reprolab.physics import lines
 from reprolab.physics import thresholds as th
 
 # The feature quantity each feature metric is the largest of (physics/compare.py).
@@ -51,8 +52,9 @@ def curve_reasons(curve: dict) -> list[str]:
     if curve.get("qualitative"):
         return [f"`{cid}`: PARTIAL, no digitized data (compared by eye only)"]
     out = []
+    line_metrics = {b.metric for b in th.LINE_BANDS}
     for metric, cls in (curve.get("classes") or {}).items():
-        if cls == "SUCCESS":
+        if cls == "SUCCESS" or metric in line_metrics:  # said line by line below
             continue
         value = (curve.get("metrics") or {}).get(metric)
         band = BANDS.get(metric)
@@ -67,6 +69,7 @@ def curve_reasons(curve: dict) -> list[str]:
         out.append(
             f"`{cid}` {metric} = {_pct(value)}: {cls}{limits}{_feature_phrase(curve, metric)}"
         )
+    out += [f"`{cid}` {reason}" for reason in lines.line_reasons(curve)]
     for kv in curve.get("key_values", []):
         if kv.get("class") not in (None, "SUCCESS"):
             err = kv.get("rel_error")

@@ -49,7 +49,10 @@ def raw_curves(run, design: SimulationDesign, run_dir: Path) -> dict:
             continue  # recompute_comparison reports the curve as not recomputable
         paper = run.paper.curve_data(fo.figure_id, fo.curve_id, fo.x_column)
         figure = run.paper.figure(fo.figure_id)
-        axis = positions.axis_context(figure, fo.curve_id, fo.x_column)
+        try:
+            axis = positions.axis_context(figure, fo.curve_id, fo.x_column, run.paper.unit_length_m)
+        except ValueError:
+            continue  # a stated line that cannot be converted: the comparison failed it
         curves[(fo.figure_id, fo.curve_id)] = (*paper, *sim, axis)
         for ref in figure.references_of(fo.curve_id) if hasattr(figure, "references_of") else []:
             ref_data = run.paper.curve_data(fo.figure_id, ref.curve_id, fo.x_column)

@@ -43,7 +43,8 @@ def compare_stage(run, design_path, checks_path, out_comparison) -> None:
             continue
         figure = run.paper.figure(fo.figure_id)
         try:
-            axis = positions.axis_context(figure, fo.curve_id, fo.x_column)
+            a_m = run.paper.unit_length_m
+            axis = positions.axis_context(figure, fo.curve_id, fo.x_column, a_m)
             entry.update(compare.compare_curve(xp, yp, xs, ys, axis))
         except ValueError as exc:  # paper data the axis cannot take (<= 0 on a log axis)
             digitized = run.paper.curve(fo.figure_id, fo.curve_id).digitized
@@ -59,6 +60,7 @@ def compare_stage(run, design_path, checks_path, out_comparison) -> None:
                     **kv.model_dump(),
                     "x_column": fo.x_column,
                     "x_axis": [x_axis.quantity, x_axis.unit],
+                    "unit_length_m": run.paper.unit_length_m,
                 },
                 xs,
                 ys,

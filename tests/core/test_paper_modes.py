@@ -459,8 +459,8 @@ def test_a_curve_key_value_in_another_unit_than_its_axis_is_refused(tmp_path):
     edit(folder, set_in("key_values.0.unit", "um"))
     (msg,) = problems(folder)
     assert (
-        "field 'key_values[0].unit' is 'um', but kind 'x_of_max' reads figure 'fig2' x_axis, "
-        "in 'nm'; valid: 'nm'" in msg
+        "field 'key_values[0].unit' is 'um' (a wavelength), but kind 'x_of_max' reads figure "
+        "'fig2' x_axis, wavelength in 'nm'; valid: 'nm': the value is 689500 nm" in msg
     )
 
 
