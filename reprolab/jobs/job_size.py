@@ -216,6 +216,7 @@ def script_facts(design, code: str, env: dict[str, str] | None = None) -> dict:
     if in_loop and listed:
         runs = max(runs, listed + (runs - 2 if runs > 2 else 0))
     return {
+        "simulations": len(sims),
         "cell": cell,
         "resolution": res,
         "run_time": max(lengths) * max(1, runs) if lengths else None,
@@ -227,19 +228,19 @@ def script_facts(design, code: str, env: dict[str, str] | None = None) -> dict:
     }
 
 
-def for_stage(design, code: str | None, sim_cfg: dict) -> JobSize:
+def for_stage(design, code: str | None, sim_cfg: dict, env: dict | None = None) -> JobSize:
     """The stage's job size: from the design and its script where they state the cell,
     resolution and run length; else the agent's estimate, with a note saying what is
     missing."""
     max_ranks = int(sim_cfg.get("max_mpi_ranks", 2))
     points = len(design.sweep.values) if design.sweep else 1
     try:
-        facts = script_facts(design, code) if code and design.runs_simulation else {}
+        facts = script_facts(design, code, env) if code and design.runs_simulation else {}
     except SyntaxError as exc:  # the sandbox's static check says so; sized by the agent
         facts = {"notes": [f"the script does not parse ({exc.msg}, line {exc.lineno})"]}
+    if facts.get("simulations") == 0 or (code and not design.runs_simulation):
+        return _no_simulation(points)
     missing = [k for k in ("cell", "resolution", "run_time") if facts.get(k) is None]
-    if not design.runs_simulation:
-        missing = ["no time stepping (the stage evaluates material models):"]
     if missing:
         return _agent_size(design, max_ranks, points, facts, missing)
     size = sizing.estimate(
@@ -249,6 +250,7 @@ def for_stage(design, code: str | None, sim_cfg: dict) -> JobSize:
         dispersive=facts["dispersive"],
         symmetries=[s.kind for s in design.symmetries],
         max_ranks=max_ranks,
+        runs=max(1, facts["runs"]),
     )
     notes = list(facts["notes"]) + size.notes
     if design.resolution and abs(facts["resolution"] - design.resolution) > 1e-9:
@@ -268,14 +270,31 @@ def for_stage(design, code: str | None, sim_cfg: dict) -> JobSize:
     }
     return JobSize(
         "design",
-        round(size.memory_mb, 1),
-        round(size.core_seconds, 2),
+        size.memory_mb,
+        size.core_seconds,
         size.ranks,
         sizing.slurm_request(size),
         facts["bounded"],
         points,
         inputs,
         notes,
+    )
+
+
+def _no_simulation(points: int) -> JobSize:
+    """A script that builds no mp.Simulation (a material evaluation): Python and Meep's
+    import, the calibration's set-up."""
+    size = sizing.Size(0, 0, 0, False, sizing.BASE_MEMORY_MB, sizing.SETUP_SECONDS)
+    return JobSize(
+        "design",
+        sizing.BASE_MEMORY_MB,
+        sizing.SETUP_SECONDS,
+        1,
+        sizing.slurm_request(size),
+        True,
+        points,
+        {"simulations": 0},
+        ["the script builds no mp.Simulation: Python and Meep's import only"],
     )
 
 

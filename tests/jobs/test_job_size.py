@@ -223,3 +223,16 @@ def test_the_stage_record_keeps_the_estimate_beside_the_actual_use(tmp_path, mon
     assert size["request"]["time_min"] == size["request"]["sized"]["time_min"] + 1
     line = job_size_line(size)
     assert "core-s est." in line and "/ 3 actual" in line and "sized from the design" in line
+
+
+def test_runs_in_a_loop_count_once_per_k_point_and_a_script_without_meep_is_its_import():
+    loop = SCRIPT.format(until=100).replace(
+        "sim.run(until=100)", "for k in KS:\n    sim.k_point = k\n    sim.run(until=100)"
+    )
+    bloch = [{"axis": "x", "kind": "bloch"}, {"axis": "y", "kind": "bloch"}]
+    design = design_2d(boundaries=bloch, k_points=[[k / 10, 0, 0] for k in range(5)])
+    job = job_size.for_stage(design, loop, {}, env={})
+    assert job.inputs["runs"] == 5 and job.inputs["run_time"] == pytest.approx(500)
+    plain = job_size.for_stage(design_2d(), "import meep as mp\nprint(mp.Medium(index=2))\n", {})
+    assert plain.source == "design" and plain.memory_mb == sizing.BASE_MEMORY_MB
+    assert plain.core_seconds == sizing.SETUP_SECONDS and "no mp.Simulation" in plain.notes[0]
