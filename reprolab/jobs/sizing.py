@@ -102,14 +102,12 @@ def estimate(
     cells = grid_cells(cell, resolution, symmetries)
     steps = time_steps(run_time, resolution)
     factor = DISPERSIVE_FACTOR if dispersive else 1.0
-    memory = BASE_MEMORY_MB + BYTES_PER_CELL * cells * factor / 1e6
-    core_s = (
-        SETUP_SECONDS
-        + PER_RUN_SECONDS * max(1, runs)
-        + SECONDS_PER_STEP * steps
-        + SECONDS_PER_CELL_STEP[max(1, dims)] * cells * steps * factor
-    )
     ranks, notes = choose_ranks(cells, max_ranks)
+    # Every rank is a Python with Meep imported; the grid is split between them.
+    memory = BASE_MEMORY_MB * ranks + BYTES_PER_CELL * cells * factor / 1e6
+    # Set-up, runs and steps are paid by every rank; the cell-steps are shared.
+    per_rank = SETUP_SECONDS + PER_RUN_SECONDS * max(1, runs) + SECONDS_PER_STEP * steps
+    core_s = per_rank * ranks + SECONDS_PER_CELL_STEP[max(1, dims)] * cells * steps * factor
     return Size(dims, cells, steps, dispersive, memory, core_s, ranks, notes)
 
 
