@@ -378,7 +378,8 @@ def parse_slurm_minutes(text: str) -> float | None:
     else:
         parts = [0] * (3 - len(parts)) + parts
         minutes = parts[0] * 60 + parts[1] + parts[2] / 60
-    return minutes + (int(days) * 1440 if days else 0)
+    minutes += int(days) * 1440 if days else 0
+    return int(minutes) if minutes == int(minutes) else minutes
 
 
 def check_partition(job: JobSize, request: dict, limits: dict, where: str) -> None:

@@ -108,22 +108,26 @@ def sized_resources(
 ) -> tuple[submit.Resources, float, list[str]]:
     """(resources, run timeout in s, notes) from the job's size (reprolab.jobs.job_size):
     its ranks, its memory with the margin (within min/max_memory_mb) and its time limit
-    with the margin. A run that ends on a field decay (its length a guess) keeps at
-    least the plan's budget (`resources_for`); sized by the agent: `resources_for`."""
+    with the margin, never above the plan's budget (`resources_for`: the stage's, a sweep
+    point's share), which a run ending on a field decay (its length a guess) keeps. A
+    rerun the user granted more time or memory (`rerun_time_factor`,
+    `rerun_memory_factor`) has them on the sized figures too. Sized by the agent:
+    `resources_for`."""
     planned, plan_timeout, notes = resources_for(design, budget_minutes, sim_cfg)
     if job.source != "design":
         return planned, plan_timeout, notes
     lo, hi = int(sim_cfg.get("min_memory_mb", 512)), int(sim_cfg.get("max_memory_mb", 8192))
-    mem = job.request["mem_mb"]
-    if mem > hi:
-        notes = [*notes, f"sized at {mem} MB; capped at max_memory_mb={hi}"]
-    timeout_s = job.request["time_min"] * 60.0
+    mem = math.ceil(job.request["mem_mb"] * float(sim_cfg.get("rerun_memory_factor", 1.0)))
     notes = [n for n in notes if not n.startswith("design ")]  # the agent's guesses
-    if not job.bounded and plan_timeout > timeout_s:
-        timeout_s = plan_timeout
-        notes.append(
-            f"the run ends on a field decay: its time limit stays the plan's {plan_timeout:g} s"
-        )
+    if mem > hi:
+        notes.append(f"sized at {mem} MB; capped at max_memory_mb={hi}")
+    sized_s = job.request["time_min"] * 60.0 * float(sim_cfg.get("rerun_time_factor", 1.0))
+    timeout_s = plan_timeout
+    if not job.bounded:
+        notes.append(f"the run ends on a field decay: its time limit is the plan's {timeout_s:g} s")
+    elif sized_s < plan_timeout:
+        timeout_s = sized_s
+        notes.append(f"time limit {sized_s:g} s: the estimate with its margin")
     notes.append(f"sized from the design: {job.core_seconds:.3g} core-s, {job.memory_mb:.0f} MB")
     res = submit.Resources(job.ranks, max(lo, min(hi, mem)), math.ceil(timeout_s / 60) + 1)
     return res, timeout_s, notes

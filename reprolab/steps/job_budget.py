@@ -32,6 +32,12 @@ def job_budget_gate(run, design, script: Path, budget_minutes: float) -> str | N
     partition's limits fails first (job_size.JobTooLarge): no answer could submit it."""
     sim_cfg = dict(run.config.get("simulation") or {})
     job = stage_run.size_and_check(design, script, budget_minutes, sim_cfg)[0]
+    wall_s = job.core_seconds / job.ranks
+    if job.source == "design" and job.bounded and not design.sweep and wall_s > budget_minutes * 60:
+        return (
+            f"the job sized from its design ({wall_s:.0f} s on {job.ranks} rank(s)) does not "
+            f"fit the stage's budget ({budget_minutes * 60:.0f} s)"
+        )
     budget_s = budget_core_hours(run.config) * 3600
     if job.stage_core_seconds <= budget_s:
         return None

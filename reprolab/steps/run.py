@@ -172,6 +172,9 @@ def run_once(run, design, stage, code, stage_dir, kept, reruns) -> dict:
             float(sim_cfg.get("memory_safety_factor", 2.0)) * reruns.memory_factor
         )
         sim_cfg["job_name"] = submit.job_name(run.paper_id, design.stage_id, run.out_dir)
+        # A job sized from its design gets a granted rerun's time and memory too.
+        sim_cfg["rerun_time_factor"] = reruns.time_factor
+        sim_cfg["rerun_memory_factor"] = reruns.memory_factor
         job_design, budget, quick = debug_limits.for_quick_check(
             design, stage.runtime_budget_minutes * reruns.time_factor, run.config
         )

@@ -78,16 +78,32 @@ def test_what_the_script_does_not_state_falls_back_to_the_agent_with_a_note():
 
 def test_sized_request_is_what_is_asked_and_a_decay_stop_keeps_the_plan_budget():
     design = design_2d()
-    job = job_size.for_stage(design, SCRIPT.format(until=100), {})
-    res, timeout_s, notes = stage_run.sized_resources(job, design, 60, {"min_memory_mb": 64})
+    job = job_size.for_stage(design, SCRIPT.format(until=100), {}, env={})
+    cfg = {"min_memory_mb": 64}
+    res, timeout_s, notes = stage_run.sized_resources(job, design, 60, cfg)
     assert timeout_s == job.request["time_min"] * 60 < 3600  # not the plan's hour
     assert res == submit.Resources(1, job.request["mem_mb"], job.request["time_min"] + 1)
     assert "sized from the design" in notes[-1]
+    # Never above the plan's budget: 1 min of budget against a 2 min estimate.
+    assert stage_run.sized_resources(job, design, 1, cfg)[1] == 60
+    # A rerun granted twice the time and memory gets them on the sized figures.
+    more = {**cfg, "rerun_time_factor": 2, "rerun_memory_factor": 2}
+    res2, timeout2, _ = stage_run.sized_resources(job, design, 60, more)
+    assert timeout2 == 2 * timeout_s and res2.mem_mb == 2 * res.mem_mb
     decay = SCRIPT.format(until="mp.stop_when_fields_decayed(50, mp.Ez, mp.Vector3(), 1e-9)")
-    guessed = job_size.for_stage(design, decay, {})
+    guessed = job_size.for_stage(design, decay, {}, env={})
     assert not guessed.bounded and "field-decay stop" in guessed.notes[0]
     _, timeout_s, notes = stage_run.sized_resources(guessed, design, 60, {})
-    assert timeout_s == 3600 and "field decay" in notes[-2]
+    assert timeout_s == 3600 and any("field decay" in n for n in notes)
+
+
+def test_a_job_sized_over_the_stage_budget_is_blocked_not_submitted(tmp_path, monkeypatch):
+    run = paper_run(tmp_path, 1000)
+    slow = SCRIPT.format(until=10**7)  # days of Meep time
+    design = design_2d()
+    (tmp_path / "simulation.py").write_text(slow)
+    why = job_budget.job_budget_gate(run, design, tmp_path / "simulation.py", 60)
+    assert why and "does not fit the stage's budget (3600 s)" in why
 
 
 def test_partition_limits_from_config_and_sinfo_time_format():
@@ -236,3 +252,16 @@ def test_runs_in_a_loop_count_once_per_k_point_and_a_script_without_meep_is_its_
     plain = job_size.for_stage(design_2d(), "import meep as mp\nprint(mp.Medium(index=2))\n", {})
     assert plain.source == "design" and plain.memory_mb == sizing.BASE_MEMORY_MB
     assert plain.core_seconds == sizing.SETUP_SECONDS and "no mp.Simulation" in plain.notes[0]
+
+
+def test_the_report_shows_estimated_against_actual_per_stage(tmp_path):
+    from reprolab.report.markdown import cost_section
+
+    size = job_size.for_stage(design_2d(), SCRIPT.format(until=100), {}, env={})
+    record = {"runtime_seconds": 2.0, "job_size": job_size.beside_actual(size, {})}
+    record["job_size"]["actual"] = {"core_seconds": 2.0, "memory_mb": 100.0}
+    record["job_size"]["core_seconds_ratio"] = size.core_seconds / 2.0
+    lines = [x for x in cost_section(tmp_path, {"stage1_x": record}) if "job size" in x]
+    assert len(lines) == 1 and "stage1_x" in lines[0] and "/ 2 actual" in lines[0]
+    assert cost_section(tmp_path, {"stage1_x": {"runtime_seconds": 1.0}})  # older records
+    assert not [x for x in cost_section(tmp_path, {"s": {"runtime_seconds": 1}}) if "job size" in x]

@@ -42,7 +42,8 @@ def test_the_sized_request_reaches_sbatch(slurm_cluster, tmp_path):
     job = scontrol_job(record["job_id"])[0]
     assert job["NumTasks"] == "2"
     assert job["TimeLimit"] == f"00:{asked['time_min']:02d}:00"
-    assert f"mem={asked['mem_mb']}M" in job["ReqTRES"], job["ReqTRES"]
+    mem = f"{asked['mem_mb']}M"
+    assert job.get("MinMemoryNode") == mem or f"mem={mem}" in job.get("TRES", ""), job
     # What the run used, beside the estimate.
     assert size["actual"]["core_seconds"] and size["actual"]["memory_mb"]
 
@@ -55,7 +56,7 @@ def test_a_request_over_the_partition_is_never_submitted(slurm_cluster, tmp_path
     cfg["job_name"] = name
     with pytest.raises(job_size.JobTooLarge) as err:
         stage_run.run_stage(design("stage1_refused"), 60, cfg, script, tmp_path / "stage")
-    assert "the partition allows 1 (max_time_min)" in str(err.value)
+    assert "the partition allows 1 (max_time_min)" in str(err.value), str(err.value)
     assert "limits from sinfo" in str(err.value) or "config and sinfo" in str(err.value)
     assert not (tmp_path / "stage").exists()
     assert [j for j in scontrol_job() if j.get("JobName") == name] == []
