@@ -401,7 +401,12 @@ def check_partition(job: JobSize, request: dict, limits: dict, where: str) -> No
 
 
 def actual_use(record: dict) -> tuple[float | None, float | None]:
-    """(core-seconds, peak resident MB) the launcher measured for a run; None unknown."""
+    """(core-seconds, peak resident MB) of a run; None unknown: what its ranks reported
+    at exit (summed: they run at once), else what the launcher's watchdog saw (which
+    does not see the ranks srun starts)."""
+    ranks = record.get("rank_usage") or []
+    if ranks:
+        return sum(u["cpu_s"] for u in ranks), sum(u["peak_mb"] for u in ranks)
     sandbox = record.get("sandbox") or {}
     clock = record.get("time_limit") or {}
     core_s = clock.get("cpu_s")

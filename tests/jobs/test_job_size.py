@@ -265,3 +265,24 @@ def test_the_report_shows_estimated_against_actual_per_stage(tmp_path):
     assert len(lines) == 1 and "stage1_x" in lines[0] and "/ 2 actual" in lines[0]
     assert cost_section(tmp_path, {"stage1_x": {"runtime_seconds": 1.0}})  # older records
     assert not [x for x in cost_section(tmp_path, {"s": {"runtime_seconds": 1}}) if "job size" in x]
+
+
+def test_each_rank_reports_its_use_and_a_planted_link_is_not_written_through(tmp_path):
+    script = tmp_path / "simulation.py"
+    script.write_text(
+        "import os\n"
+        "open('victim.txt', 'w').write('kept')\n"
+        "os.symlink('victim.txt', '.usage.0.json')  # our report must not go through it\n"
+        "sum(i * i for i in range(3_000_000))\n"
+        "open('out.csv', 'w').write('x\\n1\\n')\n"
+    )
+    design = SimulationDesign.model_validate(minimal_design("stage1_x"))
+    record = stage_run.run_stage(design, 5, {"executor": "local"}, script, tmp_path / "s")
+    assert record["failure"] is None, record["failure"]
+    run_dir = tmp_path / "s" / "run"
+    assert (run_dir / "victim.txt").read_text() == "kept"
+    assert not (run_dir / ".usage.0.json").is_symlink()
+    (usage,) = record["rank_usage"]
+    assert usage["rank"] == 0 and usage["cpu_s"] > 0.05 and usage["peak_mb"] > 5
+    actual = record["job_size"]["actual"]
+    assert actual == {"core_seconds": usage["cpu_s"], "memory_mb": usage["peak_mb"]}

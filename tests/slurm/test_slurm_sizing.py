@@ -45,7 +45,8 @@ def test_the_sized_request_reaches_sbatch(slurm_cluster, tmp_path):
     mem = f"{asked['mem_mb']}M"
     assert job.get("MinMemoryNode") == mem or f"mem={mem}" in job.get("TRES", ""), job
     # What the run used, beside the estimate.
-    assert size["actual"]["core_seconds"] and size["actual"]["memory_mb"]
+    assert [u["rank"] for u in record["rank_usage"]] == [0, 1]  # reported by both ranks
+    assert size["actual"]["core_seconds"] > 0.5 and size["actual"]["memory_mb"] > 150
 
 
 def test_a_request_over_the_partition_is_never_submitted(slurm_cluster, tmp_path):
