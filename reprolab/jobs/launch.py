@@ -389,7 +389,8 @@ def rank_usage(workdir: Path) -> list[dict]:
             continue
         try:
             data = run_files.read_run_json(workdir, name, 4096)
-            found.append({k: float(data[k]) for k in ("rank", "cpu_s", "peak_mb")})
+            usage = {k: float(data[k]) for k in ("cpu_s", "peak_mb")}
+            found.append({"rank": int(data["rank"]), **usage})
         except (OSError, ValueError, TypeError, KeyError, InputFileError):
             continue
     return sorted(found, key=lambda u: u["rank"])
