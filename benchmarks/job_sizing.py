@@ -28,6 +28,7 @@ from reprolab.physics.record_checks import load_record  # noqa: E402
 from tests.support.planted import corpus  # noqa: E402
 
 OUT = Path(__file__).parent / "results"
+STAGES_SECTION = "## Every stage of the bundled examples"
 # One child process per case; the parent reads its resource use.
 WRAPPER = """
 import resource, subprocess, sys
@@ -77,20 +78,32 @@ def measure(folder: Path) -> list[dict]:
 
 
 def fit(rows: list[dict]) -> dict:
-    """Least squares: memory = base + bytes * cells; core_s = setup + k_d * cell_steps
-    by dimensions d, relative (each run weighs alike)."""
-    cells = np.array([r["estimate"]["grid_cells"] for r in rows])
-    steps = np.array([r["estimate"]["cell_steps"] for r in rows])
-    dims = np.array([r["dims"] for r in rows])
+    """Memory = base + bytes * cells (least squares); core_s = setup + per_run * runs +
+    per_step * steps + k_d * cell_steps by dimensions d (non-negative least squares,
+    relative: each run weighs alike, or its `weight`). Rows: a measured `memory_mb` and
+    `core_seconds`
+    and the run's `estimate` (sizing.from_record: grid_cells, cell_steps, steps, runs,
+    dims)."""
+    from scipy.optimize import nnls
+
+    est = [r["estimate"] for r in rows]
+    cells = np.array([e["grid_cells"] for e in est])
+    cell_steps = np.array([e["cell_steps"] for e in est])
+    steps = np.array([e["steps"] for e in est])
+    runs = np.array([e["runs"] for e in est], dtype=float)
+    dims = np.array([e["dims"] for e in est])
     mem = np.array([r["memory_mb"] for r in rows])
     cpu = np.array([r["core_seconds"] for r in rows])
     (base, per_cell), *_ = np.linalg.lstsq(np.c_[np.ones_like(cells), cells / 1e6], mem, rcond=None)
-    a = np.c_[np.ones_like(steps), *(steps * (dims == d) for d in (1, 2, 3))]
-    (setup, *k), *_ = np.linalg.lstsq(a / cpu[:, None], np.ones_like(cpu), rcond=None)
+    a = np.c_[np.ones_like(cpu), runs, steps, *(cell_steps * (dims == d) for d in (1, 2, 3))]
+    w = np.array([r.get("weight", 1.0) for r in rows])
+    (setup, per_run, per_step, *k), _ = nnls(a * (w / cpu)[:, None], w)
     return {
         "base_memory_mb": float(base),
         "bytes_per_cell": float(per_cell),
         "setup_seconds": float(setup),
+        "per_run_seconds": float(per_run),
+        "seconds_per_step": float(per_step),
         "seconds_per_cell_step": {d: float(v) for d, v in zip((1, 2, 3), k, strict=True)},
     }
 
@@ -113,6 +126,8 @@ def main() -> None:
             "base_memory_mb": sizing.BASE_MEMORY_MB,
             "bytes_per_cell": sizing.BYTES_PER_CELL,
             "setup_seconds": sizing.SETUP_SECONDS,
+            "per_run_seconds": sizing.PER_RUN_SECONDS,
+            "seconds_per_step": sizing.SECONDS_PER_STEP,
             "seconds_per_cell_step": sizing.SECONDS_PER_CELL_STEP,
         },
         "fit": fit(rows),
@@ -129,11 +144,14 @@ def main() -> None:
         "the process (Python and Meep's import included). Estimated "
         "(reprolab.jobs.sizing.from_record, from the run's record): "
         f"{f['base_memory_mb']:g} MB + {f['bytes_per_cell']:g} bytes per grid cell; "
-        f"{f['setup_seconds']:g} s + {per_step(f)} s per cell-step in 1D / 2D / 3D "
+        f"{f['setup_seconds']:g} s + {f['per_run_seconds']:g} s per run + "
+        f"{f['seconds_per_step']:.2g} s per time step + {per_step(f)} s per cell-step in "
+        "1D / 2D / 3D "
         "(a dispersive medium's cells x "
         f"{sizing.DISPERSIVE_FACTOR:g}). Least-squares fit of this run: "
         f"{g['base_memory_mb']:.0f} MB + {g['bytes_per_cell']:.0f} bytes per cell; "
-        f"{g['setup_seconds']:.2f} s + {per_step(g)} s per cell-step.",
+        f"{g['setup_seconds']:.2f} s + {g['per_run_seconds']:.2f} s per run + "
+        f"{g['seconds_per_step']:.2g} s per step + {per_step(g)} s per cell-step.",
         "",
         "| case | grid cells | cell-steps | MB measured | MB est. | ratio | core-s measured "
         "| core-s est. | ratio |",
@@ -147,7 +165,11 @@ def main() -> None:
             f"{r['core_seconds']:.2f} | {e['core_seconds']:.2f} | "
             f"{r['core_seconds_ratio']:.2f} |"
         )
-    (OUT / "job_sizing.md").write_text("\n".join(lines) + "\n")
+    # The per-stage section (benchmarks/job_sizing_stages.py) stays below the calibration.
+    md = OUT / "job_sizing.md"
+    kept = md.read_text().split(STAGES_SECTION, 1) if md.is_file() else [""]
+    tail = "\n" + STAGES_SECTION + kept[1] if len(kept) > 1 else ""
+    md.write_text("\n".join(lines) + "\n" + tail)
     print("\n".join(lines))
 
 

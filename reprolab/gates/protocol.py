@@ -60,6 +60,8 @@ class GateKind(StrEnum):
     """A prompt does not fit the model's window (agents.context_gate)."""
     INVALID_AGENT_OUTPUT = "invalid_agent_output"
     """An agent's answer stayed invalid after its retries (agents.output_gate)."""
+    JOB_BUDGET = "job_budget"
+    """A stage's sized job exceeds its core-hour budget (reprolab.steps.job_budget)."""
 
 
 def gate_kind(value) -> GateKind:

@@ -31,6 +31,7 @@ from reprolab.jobs.failures import classify_failure, failure
 from reprolab.jobs.sandbox import SECRET_NAME, isolate_network
 
 TAIL_CHARS = 4000
+USAGE_PREFIX = ".usage."  # each rank's own use at exit (reprolab.jobs.sandbox_run)
 SLURM_ENV = (
     "SLURM_JOB_ID",
     "SLURM_ARRAY_JOB_ID",
@@ -258,6 +259,9 @@ def run_job(job: SimulationJob) -> dict:
     except InputFileError as exc:
         return refused_folder_record(job, exc)
     (workdir / ".mpi.json").unlink(missing_ok=True)
+    for name in run_files.regular_files(workdir):
+        if name.startswith(USAGE_PREFIX):
+            (workdir / name).unlink(missing_ok=True)
     if job.isolation != "unsafe_none":
         ok, why = bwrap.availability()
         if not ok:
@@ -376,6 +380,22 @@ def read_json_or_none(path: Path) -> dict | None:
         return None
 
 
+def rank_usage(workdir: Path) -> list[dict]:
+    """Each rank's CPU seconds and peak MB as it reported them at exit
+    (reprolab.jobs.sandbox_run.record_usage); read without following links, numbers only."""
+    found = []
+    for name in run_files.regular_files(workdir):
+        if not name.startswith(USAGE_PREFIX):
+            continue
+        try:
+            data = run_files.read_run_json(workdir, name, 4096)
+            usage = {k: float(data[k]) for k in ("cpu_s", "peak_mb")}
+            found.append({"rank": int(data["rank"]), **usage})
+        except (OSError, ValueError, TypeError, KeyError, InputFileError):
+            continue
+    return sorted(found, key=lambda u: u["rank"])
+
+
 def what_the_run_left(job, workdir: Path, logs: tuple[Path, Path], box, dog, group) -> dict:
     """The fields of a run record beyond its command, exit and times: where it ran, what
     it printed and wrote, and its sandbox; the same for a job of its own and a packed
@@ -386,6 +406,7 @@ def what_the_run_left(job, workdir: Path, logs: tuple[Path, Path], box, dog, gro
         "stderr_tail": tail_text(logs[1]),
         "output_files": collect_outputs(workdir, Path(job.script).name),
         "mpi": read_json_or_none(workdir / ".mpi.json"),
+        "rank_usage": rank_usage(workdir),
         "slurm_env": {k: os.environ[k] for k in SLURM_ENV if k in os.environ},
         "network_isolated": job.isolate_network,
         "disk_free_bytes": shutil.disk_usage(workdir).free,

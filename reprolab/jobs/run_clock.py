@@ -56,9 +56,7 @@ class RunClock:
     def tick(self, pids: list[int]) -> float:
         now = time.monotonic()
         dt, self.last = now - self.last, now
-        if not self.cpu_share:
-            self.charged_s += dt
-            return self.charged_s
+        # CPU is read on either clock: the run record's core-seconds (job sizing).
         runnable = False
         for pid in pids:
             stat = proc_stat(pid)
@@ -67,7 +65,10 @@ class RunClock:
             runnable = runnable or stat[0] == "R"
             self._seen[pid] = max(self._seen.get(pid, 0.0), stat[1])
         cpu = sum(self._seen.values())
-        self.charged_s += charge(dt, cpu - self.cpu_s, self.ranks, runnable)
+        if self.cpu_share:
+            self.charged_s += charge(dt, cpu - self.cpu_s, self.ranks, runnable)
+        else:
+            self.charged_s += dt
         self.cpu_s = cpu
         return self.charged_s
 
@@ -77,6 +78,7 @@ class RunClock:
             "clock": kind,
             "charged_s": round(self.charged_s, 1),
             "wall_s": round(self.wall_s, 1),
+            "cpu_s": round(self.cpu_s, 2),
         }
 
 

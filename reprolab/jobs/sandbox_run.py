@@ -2,7 +2,9 @@
 
 Started by the MPI launcher (or alone for one rank) in the stage's run
 directory. It records which MPI ranks saw each other (rank 0 writes
-`.mpi.json`: size, and rank/host/pid of every rank, gathered over MPI), opens the
+`.mpi.json`: size, and rank/host/pid of every rank, gathered over MPI), registers
+the write of its own CPU seconds and peak memory at exit (`.usage.<rank>.json`: the
+run's actual use, measured where the rank runs, also under srun), opens the
 run-time record's channel to the launcher (`reprolab.physics.as_built`), installs
 the sandbox's runtime guard (`reprolab.jobs.sandbox.runtime_guard`) and runs the
 script as `__main__`.
@@ -11,8 +13,11 @@ script as `__main__`.
 from __future__ import annotations
 
 import argparse
+import atexit
+import contextlib
 import json
 import os
+import resource
 import runpy
 import socket
 import sys
@@ -46,6 +51,39 @@ def record_mpi(workdir: str) -> None:
         json.dump(info, fh)
 
 
+USAGE_PREFIX = ".usage."
+RANK_ENVS = ("OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID")
+
+
+def record_usage(workdir: str) -> None:
+    """At exit: this rank's user + system CPU seconds and peak resident MB (itself and
+    what it waited on), as the rank reports them, in `.usage.<rank>.json` (created
+    anew, never written through a link)."""
+    rank = next((os.environ[k] for k in RANK_ENVS if os.environ.get(k, "").isdigit()), "0")
+    path = os.path.join(workdir, f"{USAGE_PREFIX}{rank}.json")
+
+    def write() -> None:
+        me, kids = (
+            resource.getrusage(resource.RUSAGE_SELF),
+            resource.getrusage(resource.RUSAGE_CHILDREN),
+        )
+        usage = {
+            "rank": int(rank),
+            "cpu_s": round(me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime, 3),
+            "peak_mb": round(max(me.ru_maxrss, kids.ru_maxrss) / 1024, 1),
+        }
+        try:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)  # whatever the script left there, a link included
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        except OSError:
+            return  # the figures are a report; the run's own outcome stands
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(usage, fh)
+
+    atexit.register(write)
+
+
 def _pid_namespace() -> str | None:
     try:
         return os.readlink("/proc/self/ns/pid")
@@ -68,6 +106,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("script")
     args = parser.parse_args(argv)
     workdir = os.getcwd()
+    record_usage(workdir)
     per_run_records(workdir)
     if not args.no_guard:
         from reprolab.jobs.sandbox import runtime_guard

@@ -16,17 +16,26 @@ import math
 from dataclasses import asdict, dataclass, field
 
 COURANT = 0.5
-# Calibration on measured runs (benchmarks/results/job_sizing.md: nine 1D, 2D and 3D
-# runs of 600 to 191 000 cells, each script in its own process on the shared 2-core
-# machine, one rank; least squares, relative): peak memory is Python and Meep's import
-# (93 MB) plus 247 bytes per grid cell; compute is a set-up plus seconds per cell-step
-# by dimensions (1D: per-step costs dominate; 3D: six field components and a cell that
-# is mostly PML at these sizes). Fitted: 0.74 s + 1.2e-8 / 5.9e-9 / 4.8e-8 s per
-# cell-step in 1D / 2D / 3D.
+# Calibration on measured runs (benchmarks/results/job_sizing.md): nine 1D, 2D and 3D
+# planted runs of 600 to 191 000 cells and the runs of every bundled example's stages
+# (28 processes, each script alone on the shared 2-core machine, one rank). Peak memory
+# is Python and Meep's import (93 MB) plus 247 bytes per grid cell (least squares on the
+# nine). Compute, non-negative least squares, relative, on all 28 (a sweep's points
+# weighted 1/sqrt(points)): a set-up (Python and Meep's import), each run's own (a
+# Simulation's init), each time step's whatever the grid, and seconds per cell-step by
+# dimensions (3D: six field components and a cell that is mostly PML at these sizes).
+# Fitted: 0.72 s + 0.11 s per run + 9.7e-6 s per step + 2.7e-9 / 5.8e-9 / 5.1e-8 s per
+# cell-step in 1D / 2D / 3D. Runs with Harminv (a Python call every step) come out
+# 0.6x: their per-step cost is larger and not modelled.
 BASE_MEMORY_MB = 93.0
 BYTES_PER_CELL = 250.0
-SECONDS_PER_CELL_STEP = {1: 1.2e-8, 2: 5.9e-9, 3: 4.8e-8}
-SETUP_SECONDS = 0.75
+SECONDS_PER_CELL_STEP = {1: 2.7e-9, 2: 5.8e-9, 3: 5.1e-8}
+SETUP_SECONDS = 0.72
+# Each run's own set-up and each time step's cost whatever the grid (the step loop, DFT
+# and step functions): they dominate small grids run often (a band diagram's k-points,
+# a resonator's azimuthal orders, a 1D stack).
+PER_RUN_SECONDS = 0.11
+SECONDS_PER_STEP = 9.7e-6
 # A dispersive medium's polarization fields: cost and memory of its cells (the whole grid
 # as an upper bound) times this.
 DISPERSIVE_FACTOR = 1.6
@@ -35,6 +44,10 @@ DISPERSIVE_FACTOR = 1.6
 MIN_CELLS_PER_RANK = 200_000
 # Slurm's request: the estimate times this margin, at least MIN_TIME_MIN minutes.
 MARGIN = 1.5
+# The time limit's own margin: estimates came out 0.64 to 1.4 of the measured
+# core-seconds on the bundled examples (Harminv runs low), and a limit under the need
+# loses the whole run, while a longer limit only queues a little longer.
+TIME_MARGIN = 2.0
 MIN_TIME_MIN = 2
 SYMMETRY_FACTOR = {"mirror": 0.5, "rotate2": 0.5, "rotate4": 0.25}
 
@@ -80,8 +93,10 @@ def estimate(
     dispersive: bool = False,
     symmetries=(),
     max_ranks: int = 1,
+    runs: int = 1,
 ) -> Size:
-    """The job's memory and core-seconds, and the ranks worth running it on."""
+    """The job's memory and core-seconds, and the ranks worth running it on; `run_time`
+    is summed over the job's `runs`."""
     if resolution <= 0 or run_time < 0 or not cell:
         raise ValueError(
             f"job size needs a cell, resolution > 0 and run time >= 0; got cell={cell}, "
@@ -91,9 +106,12 @@ def estimate(
     cells = grid_cells(cell, resolution, symmetries)
     steps = time_steps(run_time, resolution)
     factor = DISPERSIVE_FACTOR if dispersive else 1.0
-    memory = BASE_MEMORY_MB + BYTES_PER_CELL * cells * factor / 1e6
-    core_s = SETUP_SECONDS + SECONDS_PER_CELL_STEP[max(1, dims)] * cells * steps * factor
     ranks, notes = choose_ranks(cells, max_ranks)
+    # Every rank is a Python with Meep imported; the grid is split between them.
+    memory = BASE_MEMORY_MB * ranks + BYTES_PER_CELL * cells * factor / 1e6
+    # Set-up, runs and steps are paid by every rank; the cell-steps are shared.
+    per_rank = SETUP_SECONDS + PER_RUN_SECONDS * max(1, runs) + SECONDS_PER_STEP * steps
+    core_s = per_rank * ranks + SECONDS_PER_CELL_STEP[max(1, dims)] * cells * steps * factor
     return Size(dims, cells, steps, dispersive, memory, core_s, ranks, notes)
 
 
@@ -108,11 +126,11 @@ def choose_ranks(cells: float, max_ranks: int) -> tuple[int, list[str]]:
 
 
 def slurm_request(size: Size) -> dict:
-    """Slurm's time limit (minutes) and memory (MB) from the estimate with MARGIN: the
+    """Slurm's time limit (minutes, TIME_MARGIN) and memory (MB, MARGIN) from the estimate: the
     wall time is core-seconds over ranks (no parallel gain assumed beyond that)."""
     wall_s = size.core_seconds / size.ranks
     return {
-        "time_min": max(MIN_TIME_MIN, math.ceil(wall_s * MARGIN / 60)),
+        "time_min": max(MIN_TIME_MIN, math.ceil(wall_s * TIME_MARGIN / 60)),
         "mem_mb": math.ceil(size.memory_mb * MARGIN),
         "ranks": size.ranks,
     }
@@ -160,10 +178,12 @@ def budget_question(stage_id: str, size: Size, budget_core_s: float) -> dict | N
 def from_record(sims: list[dict]) -> dict:
     """Cells, steps and the estimate of a run's run-time record (its simulations), for
     the estimate recorded beside the run's actual use: cell-steps summed over runs."""
-    cell_steps = mem_cells = core_s = 0.0
+    cell_steps = mem_cells = core_s = all_steps = 0.0
+    runs = most_dims = 0
     dispersive = False
     for s in sims:
         dims = sum(1 for c in s.get("cell") or [] if c and c > 0)
+        most_dims = max(most_dims, dims)
         cells = grid_cells(s.get("cell") or [], s.get("resolution") or 0, s.get("symmetries", []))
         disp = any(
             (g.get("material") or {}).get("dispersive") for g in s.get("geometry", [])
@@ -171,16 +191,22 @@ def from_record(sims: list[dict]) -> dict:
         dispersive = dispersive or disp
         factor = DISPERSIVE_FACTOR if disp else 1.0
         for r in s.get("runs", []):
-            n = cells * time_steps(r.get("sim_time") or 0.0, s["resolution"]) * factor
+            steps = time_steps(r.get("sim_time") or 0.0, s["resolution"])
+            n = cells * steps * factor
             cell_steps += n
-            core_s += SECONDS_PER_CELL_STEP[max(1, dims)] * n
+            all_steps += steps
+            runs += 1
+            core_s += SECONDS_PER_CELL_STEP[max(1, dims)] * n + SECONDS_PER_STEP * steps
         mem_cells = max(mem_cells, cells * factor)
     return {
         "cell_steps": cell_steps,
         "grid_cells": mem_cells,
         "dispersive": dispersive,
         "memory_mb": BASE_MEMORY_MB + BYTES_PER_CELL * mem_cells / 1e6,
-        "core_seconds": SETUP_SECONDS + core_s,
+        "core_seconds": SETUP_SECONDS + PER_RUN_SECONDS * max(1, runs) + core_s,
+        "steps": all_steps,
+        "runs": runs,
+        "dims": max(1, most_dims),
     }
 
 

@@ -29,7 +29,7 @@ from reprolab import run_files
 from reprolab.artifacts import load_design
 from reprolab.errors import InputFileError
 from reprolab.fileio import atomic_write_json, atomic_write_text, sha256_file
-from reprolab.jobs import failures, launch, packed, sandbox, submit
+from reprolab.jobs import failures, job_size, launch, packed, sandbox, submit
 
 POINT_RECORD = ".point.json"
 DEFAULT_LAUNCHER = "mpirun --oversubscribe -np {ranks}"
@@ -101,6 +101,49 @@ def resources_for(
             f"{timeout_s:g} s; that is the limit"
         )
     return submit.Resources(ranks, mem, math.ceil(timeout_s / 60) + 1), timeout_s, notes
+
+
+def sized_resources(
+    job: job_size.JobSize, design: SimulationDesign, budget_minutes: float, sim_cfg: dict
+) -> tuple[submit.Resources, float, list[str]]:
+    """(resources, run timeout in s, notes) from the job's size (reprolab.jobs.job_size):
+    its ranks, its memory with the margin (within min/max_memory_mb) and its time limit
+    with the margin, never above the plan's budget (`resources_for`: the stage's, a sweep
+    point's share), which a run ending on a field decay (its length a guess) keeps. A
+    rerun the user granted more time or memory (`rerun_time_factor`,
+    `rerun_memory_factor`) has them on the sized figures too. Sized by the agent:
+    `resources_for`."""
+    planned, plan_timeout, notes = resources_for(design, budget_minutes, sim_cfg)
+    if job.source != "design":
+        return planned, plan_timeout, notes
+    lo, hi = int(sim_cfg.get("min_memory_mb", 512)), int(sim_cfg.get("max_memory_mb", 8192))
+    mem = math.ceil(job.request["mem_mb"] * float(sim_cfg.get("rerun_memory_factor", 1.0)))
+    notes = [n for n in notes if not n.startswith("design ")]  # the agent's guesses
+    if mem > hi:
+        notes.append(f"sized at {mem} MB; capped at max_memory_mb={hi}")
+    sized_s = job.request["time_min"] * 60.0 * float(sim_cfg.get("rerun_time_factor", 1.0))
+    timeout_s = plan_timeout
+    if not job.bounded:
+        notes.append(f"the run ends on a field decay: its time limit is the plan's {timeout_s:g} s")
+    elif sized_s < plan_timeout:
+        timeout_s = sized_s
+        notes.append(f"time limit {sized_s:g} s: the estimate with its margin")
+    notes.append(f"sized from the design: {job.core_seconds:.3g} core-s, {job.memory_mb:.0f} MB")
+    res = submit.Resources(job.ranks, max(lo, min(hi, mem)), math.ceil(timeout_s / 60) + 1)
+    return res, timeout_s, notes
+
+
+def size_and_check(design: SimulationDesign, script, budget_minutes: float, sim_cfg: dict):
+    """(job size, resources, run timeout in s, notes); raises job_size.JobTooLarge when
+    the request exceeds the partition's limits, so that nothing is submitted."""
+    settings = submit.ClusterSettings.from_config(sim_cfg)
+    job = job_size.for_stage(design, Path(script).read_text(encoding="utf-8"), sim_cfg)
+    resources, timeout_s, notes = sized_resources(job, design, budget_minutes, sim_cfg)
+    request = {"time_min": resources.time_min, "mem_mb": resources.mem_mb, "ranks": resources.ranks}
+    limits = job_size.partition_limits(sim_cfg, settings.partition, settings.executor)
+    job_size.check_partition(job, request, limits, f"{design.stage_id} ({script})")
+    job.request = {**request, "timeout_s": timeout_s, "sized": job.request}  # what was asked
+    return job, resources, timeout_s, notes
 
 
 def declared_cores(design_path: str | Path, sim_cfg: dict) -> int:
@@ -189,6 +232,8 @@ def run_stage(
     sim_cfg, cap_notes = local_cap(sim_cfg)
     settings = submit.ClusterSettings.from_config(sim_cfg)
     box = SandboxSettings.from_config(sim_cfg)
+    # Sized and checked against the partition before anything is made or submitted.
+    sized, resources, timeout_s, notes = size_and_check(design, script, budget_minutes, sim_cfg)
     workdir = (stage_dir / "run").resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     # Jobs a waiter that died left running or finished are waited on, not resubmitted.
@@ -196,7 +241,7 @@ def run_stage(
     if attached[0] and design.sweep is None:
         sims, jobs, resources, _ = attached
         record = submit.wait_and_finish(sims, jobs, settings, resources, stage_dir / "submitit")[0]
-        return {**record, "reattached": True}
+        return {**record, "reattached": True, "job_size": job_size.beside_actual(sized, record)}
     # Only this run's files may be judged: clear what an earlier attempt left, but not
     # under the sweep points a waiter that died left running (their workers' folders).
     if not attached[0]:
@@ -208,7 +253,6 @@ def run_stage(
         problems = sandbox.static_problems(target.read_text(encoding="utf-8"))
         if problems:
             return refused_record(problems, target)
-    resources, timeout_s, notes = resources_for(design, budget_minutes, sim_cfg)
     notes = cap_notes + notes
     if sim_cfg.get("concurrent_cap"):
         # Only as many points at once as the rule's declared cores hold.
@@ -244,6 +288,7 @@ def run_stage(
             "resource_notes": notes,
             "performance_estimate": design.performance_estimate.model_dump(),
             "budget_minutes": budget_minutes,
+            "job_size": job_size.beside_actual(sized, record),
         }
     )
     return record

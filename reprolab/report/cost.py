@@ -68,3 +68,20 @@ def line(name: str, models: str, row: dict) -> str:
         f"| {name} | {models} | {row['paid']} / {row['cache']} / {row['replay']} | {tokens} "
         f"| {share} | {row['out']} | {usd} |"
     )
+
+
+def job_size_line(job_size: dict) -> str:
+    """One stage's job as sized before submission against what it used (the result
+    record's `job_size`, reprolab.jobs.job_size): core-seconds, memory, the request."""
+    est, act = job_size.get("estimated") or {}, job_size.get("actual") or {}
+    parts = []
+    for key, unit in (("core_seconds", "core-s"), ("memory_mb", "MB")):
+        e, a, ratio = est.get(key), act.get(key), job_size.get(f"{key}_ratio")
+        text = f"{e:.3g} {unit} est." if e is not None else "no estimate"
+        text += f" / {a:.3g} actual (x{ratio:.2f})" if a and ratio else " / not measured"
+        parts.append(text)
+    req = job_size.get("request") or {}
+    return (
+        f"{'; '.join(parts)}; asked {req.get('ranks')} rank(s), {req.get('time_min')} min, "
+        f"{req.get('mem_mb')} MB; sized from the {job_size.get('source')}"
+    )

@@ -656,6 +656,8 @@ def cost_section(out_dir: Path, results: dict) -> list[str]:
     ]
     for sid, r in results.items():
         md.append(f"| simulation {sid} | {r.get('runtime_seconds', 0):.1f} s |")
+        if r.get("job_size"):  # sized before submission: estimated against actual use
+            md.append(f"| job size {sid} | {cost.job_size_line(r['job_size'])} |")
     total = sum(r.get("runtime_seconds") or 0 for r in results.values())
     md += [f"| simulation total | {total:.1f} s |", ""]
     md += cost.by_agent_rows(metrics)

@@ -33,7 +33,7 @@ from reprolab.fileio import (
 )
 from reprolab.gates import consent, protocol
 from reprolab.jobs import stage_run, submit
-from reprolab.steps import debug_limits, run_failures
+from reprolab.steps import debug_limits, job_budget, run_failures
 from reprolab.steps.blocking import block, passed_on_block
 from reprolab.steps.checks import checks_for
 from reprolab.steps.code import code_loop
@@ -55,7 +55,9 @@ def run_simulation(run, code_json, script, design_path, plan_path, out_result) -
     design_art = load_design(design_path)
     design = design_art.output
     stage = plan_stage(load_plan(plan_path), design.stage_id)
-    refusal = over_budget(design, stage)
+    refusal = over_budget(design, stage) or job_budget.job_budget_gate(
+        run, design, script, stage.runtime_budget_minutes
+    )
     if refusal:
         block(run, out_result, design.stage_id, refusal)
         return
@@ -170,6 +172,9 @@ def run_once(run, design, stage, code, stage_dir, kept, reruns) -> dict:
             float(sim_cfg.get("memory_safety_factor", 2.0)) * reruns.memory_factor
         )
         sim_cfg["job_name"] = submit.job_name(run.paper_id, design.stage_id, run.out_dir)
+        # A job sized from its design gets a granted rerun's time and memory too.
+        sim_cfg["rerun_time_factor"] = reruns.time_factor
+        sim_cfg["rerun_memory_factor"] = reruns.memory_factor
         job_design, budget, quick = debug_limits.for_quick_check(
             design, stage.runtime_budget_minutes * reruns.time_factor, run.config
         )

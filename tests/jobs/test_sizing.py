@@ -22,7 +22,11 @@ def test_cells_and_steps_follow_the_design():
 def test_cost_scales_with_resolution_to_the_power_d_plus_1():
     a = sizing.estimate([4, 4, 4], 10, 50)
     b = sizing.estimate([4, 4, 4], 20, 50)
-    compute = lambda s: s.core_seconds - sizing.SETUP_SECONDS  # noqa: E731
+
+    def compute(s):  # the grid's share: what is left after set-up, runs and steps
+        fixed = sizing.SETUP_SECONDS + sizing.PER_RUN_SECONDS
+        return s.core_seconds - fixed - sizing.SECONDS_PER_STEP * s.steps
+
     assert compute(b) / compute(a) == pytest.approx(16)
     d = sizing.estimate([4, 4, 4], 10, 50, dispersive=True)
     assert compute(d) / compute(a) == pytest.approx(sizing.DISPERSIVE_FACTOR)
@@ -84,3 +88,10 @@ def test_from_record_sums_the_runs():
     assert est["cell_steps"] == pytest.approx(400 * steps * sizing.DISPERSIVE_FACTOR)
     both = sizing.beside_actual(est, est["core_seconds"] * 2, None)
     assert both["core_seconds_ratio"] == pytest.approx(0.5) and both["memory_mb_ratio"] is None
+
+
+def test_each_run_costs_its_set_up():
+    assert sizing.PER_RUN_SECONDS > 0  # calibrated: a band diagram's k-points cost it
+    one = sizing.estimate([1, 1, 0], 32, 100, runs=1)
+    many = sizing.estimate([1, 1, 0], 32, 100, runs=13)
+    assert many.core_seconds - one.core_seconds == pytest.approx(12 * sizing.PER_RUN_SECONDS)
