@@ -81,12 +81,11 @@ def test_the_paper_curve_is_read_in_the_run_wavelength(tmp_path):
     paper = Paper(MIE)
     assert paper.scatterer_radius_m == pytest.approx(R_M)
     xs, ys = paper.curve_data("fig1", "qsca")
-    assert xs[0] == pytest.approx(0.5) and xs[-1] == pytest.approx(2.5)
+    assert xs[0] == pytest.approx(0.6) and xs[-1] == pytest.approx(2.5)
     lam, q = paper.curve_data("fig1", "qsca", "wavelength_um")
     assert lam == sorted(lam)  # wavelength runs the other way: sorted
-    assert lam[0] == pytest.approx(2 * math.pi * 0.5 / 2.5) and lam[-1] == pytest.approx(
-        2 * math.pi
-    )
+    assert lam[0] == pytest.approx(2 * math.pi * 0.5 / 2.5)
+    assert lam[-1] == pytest.approx(2 * math.pi * 0.5 / 0.6)
     assert q[0] == pytest.approx(ys[-1]) and q[-1] == pytest.approx(ys[0])
     assert paper.x_in_figure_units("fig1", "wavelength_um", lam) == pytest.approx(xs[::-1])
     # a radius in nm is the same radius
@@ -96,16 +95,16 @@ def test_the_paper_curve_is_read_in_the_run_wavelength(tmp_path):
 
 
 def test_a_run_in_wavelength_covers_the_size_parameter_axis():
-    """A run that writes wavelength_um at 21 points x = 0.49-2.51 (the example's stage) is
-    compared over the paper's whole range, not on the number line of x (where 1.25-6.41
-    µm would overlap 0.5-2.5 only in part)."""
+    """A run that writes wavelength_um at 25 points x = 0.59-2.51 (the example's stage) is
+    compared over the paper's whole range, not on the number line of x (where 1.25-5.32
+    µm would overlap 0.6-2.5 only in part)."""
     paper = Paper(MIE)
     fig = paper.figure("fig1")
     xp, yp = paper.curve_data("fig1", "qsca", "wavelength_um")
-    x_run = np.linspace(0.49, 2.51, 21)
+    x_run = np.linspace(0.59, 2.51, 25)
     lam_run = 2 * math.pi * 0.5 / x_run
     _, q_paper = paper.curve_data("fig1", "qsca")
-    q_run = np.interp(x_run, np.linspace(0.5, 2.5, len(q_paper)), q_paper)
+    q_run = np.interp(x_run, np.linspace(0.6, 2.5, len(q_paper)), q_paper)
     axis = positions.axis_context(fig, "qsca", "wavelength_um")
     result = compare.compare_curve(xp, yp, list(lam_run), list(q_run), axis)
     assert result["coverage"] == 1.0

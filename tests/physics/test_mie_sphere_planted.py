@@ -3,12 +3,15 @@
 sandbox), each judged by the checks the pipeline runs, and the curve by the comparison
 against the paper's Mie data:
 
-- half the resolution (10 px/um: 8.4 pixels per wavelength in the glass at x = 2.5) is
-  caught by the run-time resolution check `built:resolution_ppw` (fail < 12); its
-  Q_sca is still within 5 % of Mie, and its coarser runs (0.8x, 0.6x) estimate an error
-  of a few percent by Richardson, more than the run at 20 px/um (the gallery test);
+- half the resolution (10 px/um: 8.3 pixels per wavelength in the glass at x = 2.51)
+  is caught by the run-time resolution check `built:resolution_ppw` (fail < 12), not by
+  the curve: Q_sca is still within 5 % of the series (SUCCESS by its bands), and the
+  coarser runs' Richardson estimate (0.8x, 0.6x: about 4 %, where the run at 20 px/um
+  has 0.6 %) tracks that error, so under `checks.convergence_method: coarse` the
+  convergence evidence would rightly excuse it;
 - the sphere built 10 % larger (0.55 um) than the design declares (0.5 um) fails
-  `built:geometry_as_declared`;
+  `built:geometry_as_declared`, and its efficiency, still over the declared πr², fails
+  the normalisation bound (×1.21 from the as-built sphere);
 - Q_sca over 4πr² instead of πr² fails `bound:cross_section_normalisation` (×0.25,
   from the record's incident intensity and as-built sphere) and the comparison with the
   paper's curve.
@@ -110,7 +113,7 @@ def test_the_baseline_passes_what_the_mistakes_fail(runs):
 def test_half_the_resolution_fails_the_resolution_check(runs):
     got = found(runs, "half_resolution")
     ppw = got["built:resolution_ppw"]
-    assert ppw["status"] == "fail" and ppw["value"] == pytest.approx(8.38, abs=0.05), ppw
+    assert ppw["status"] == "fail" and ppw["value"] == pytest.approx(8.34, abs=0.05), ppw
     assert "pixels per wavelength" in ppw["detail"]
     # the curve alone would not tell: Q_sca is within 5 % of Mie at its largest
     curve = versus_paper(runs / "half_resolution")
@@ -121,9 +124,13 @@ def test_half_the_resolution_fails_the_resolution_check(runs):
     (q,) = [
         r
         for r in gc.compare_coarse(fos, runs / "half_resolution", mid, low)
-        if r["name"].endswith("pointwise")
+        if r["name"] == "fig1/qsca pointwise max change"
     ]
-    assert q["error_estimate"] > 0.02, q
+    print("half resolution: coarse error estimate", q["error_estimate"], "order", q["order"])
+    # within the band (max_abs_rel 8 %): the estimate, like the error itself (4.8 % against
+    # the series), would rightly excuse the run; the correct run's estimate is 0.6 %
+    assert 0.5 < q["error_estimate"] / curve["metrics"]["max_abs_rel"] < 2, q
+    assert q["status"] == "pass", q
 
 
 def test_a_sphere_ten_percent_larger_than_declared_fails(runs):
@@ -131,8 +138,9 @@ def test_a_sphere_ten_percent_larger_than_declared_fails(runs):
     geo = got["built:geometry_as_declared"]
     assert geo["status"] == "fail", geo
     assert "sphere radius = 0.5 a (nearest built size 0.55)" in geo["detail"]
-    # the normalisation itself is right for the sphere as built
-    assert got[f"bound:cross_section_normalisation:{FILE}:Q_sca"]["status"] == "pass"
+    # the script still divides by the declared πr²: the bound derives (0.55/0.5)² = 1.21
+    bound = got[f"bound:cross_section_normalisation:{FILE}:Q_sca"]
+    assert bound["status"] == "fail" and bound["value"] == pytest.approx(1.21, abs=0.01)
 
 
 def test_an_efficiency_over_four_pi_r2_fails_bound_and_comparison(runs):

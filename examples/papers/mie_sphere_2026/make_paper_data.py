@@ -14,7 +14,7 @@ with the Riccati-Bessel functions ψ_n(z) = z j_n(z) and ξ_n(z) = z h_n^(1)(z),
     Q_sca = (2 / x²) Σ (2n + 1)(|a_n|² + |b_n|²),   Q_ext = (2 / x²) Σ (2n + 1) Re(a_n + b_n),
 
 summed to n = x + 4 x^(1/3) + 2 (Wiscombe's criterion). The sphere: n = 1.5, lossless,
-r = 0.5 µm, in vacuum; x from 0.5 to 2.5 every 0.05.
+r = 0.5 µm, in vacuum; x from 0.6 to 2.5 every 0.05.
 
 Run: python make_paper_data.py (writes data/ and figures/fig1.png).
 """
@@ -25,7 +25,7 @@ import numpy as np
 from scipy.special import spherical_jn, spherical_yn
 
 HERE = Path(__file__).parent
-INDEX, X_MIN, X_MAX, X_STEP = 1.5, 0.5, 2.5, 0.05
+INDEX, X_MIN, X_MAX, X_STEP = 1.5, 0.6, 2.5, 0.05
 
 
 def mie_efficiencies(m: complex, x: float) -> tuple[float, float]:
