@@ -555,8 +555,8 @@ class PaperMetadata(Strict):
             raise ValueError(
                 f"{axes[0]} is a size parameter (x = 2πr/λ): a simulation's wavelength or "
                 "frequency converts to it only through the scatterer's radius; "
-                f"{units.RADIUS_HINT} (Q(x) does not depend on r: where the paper states "
-                "none, state the radius the reproduction is to use)"
+                f"{units.RADIUS_HINT} (a sphere's Q depends on r only through x: where the "
+                "paper states none, state the radius the reproduction is to use)"
             )
         return self
 
