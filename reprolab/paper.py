@@ -205,10 +205,20 @@ class Paper:
         """The paper's length a in metres (metadata `unit_length`), or None."""
         return self.meta.unit_length.metres if self.meta.unit_length else None
 
+    @property
+    def scatterer_radius_m(self) -> float | None:
+        """The scatterer's radius in metres (metadata `scatterer_radius`), or None."""
+        radius = self.meta.scatterer_radius
+        return radius.metres if radius else None
+
     def convert(self, values, src: tuple[str, str], dst: tuple[str, str]) -> list[float]:
         """`values` from (quantity, unit) `src` to `dst`, through the paper's length a
-        where one side is normalized (c/a, a, 2π/a); units.UnitError when it cannot."""
-        return units.convert([float(v) for v in values], src, dst, self.unit_length_m)
+        where one side is normalized (c/a, a, 2π/a) and through its scatterer's radius
+        where one side is a size parameter; units.UnitError when it cannot."""
+        values = [float(v) for v in values]
+        return units.convert_with_radius(
+            values, src, dst, self.unit_length_m, self.scatterer_radius_m
+        )
 
     def band_points(self, figure_id: str, curve_id: str | None = None) -> list[BandPoint]:
         """The digitized points of a band diagram, (k_path, frequency in the y-axis unit,

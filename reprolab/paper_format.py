@@ -436,6 +436,37 @@ class UnitLength(Strict):
         return self.value * units.UNITS["length"][self.unit]
 
 
+class ScattererRadius(Strict):
+    value: float = Field(gt=0, description="The radius r of the paper's scatterer.")
+    unit: str = Field(description="Its unit: nm, um, mm, m.")
+
+    @model_validator(mode="after")
+    def _length_unit(self):
+        valid = [u for u in units.UNITS["length"] if not units.normalized(u)]
+        if self.unit not in valid:
+            raise ValueError(
+                f"'{self.unit}' is not a length unit for the scatterer's radius; "
+                f"valid: {', '.join(valid)}"
+            )
+        return self
+
+    @property
+    def metres(self) -> float:
+        return self.value * units.UNITS["length"][self.unit]
+
+
+def size_parameter_axes(figures: list) -> list[str]:
+    """The figures' axes that are a size parameter (`figures[0].x_axis`)."""
+    out = []
+    for i, fig in enumerate(figures):
+        axes = {"x_axis": fig.x_axis, "y_axes.left": fig.y_axes.left}
+        axes["y_axes.right"] = fig.y_axes.right
+        out += [
+            f"figures[{i}].{k}" for k, a in axes.items() if a and a.quantity == "size_parameter"
+        ]
+    return out
+
+
 class Column(Strict):
     name: str = Field(pattern=ID, description="The column's key in each row (e.g. `Q`).")
     measure: Literal[tuple(MEASURES)] = Field(  # type: ignore[valid-type]
@@ -517,6 +548,12 @@ class PaperMetadata(Strict):
         description="The length a of normalized units (c/a, a, 2π/a), if the paper states "
         "it: without it they are never converted to THz or nm.",
     )
+    scatterer_radius: ScattererRadius | None = Field(
+        None,
+        description="The radius r of the scatterer whose size parameter x = 2πr/λ an axis "
+        "states (quantity `size_parameter`): x converts to wavelength or frequency through "
+        "it. Required when an axis is a size parameter.",
+    )
     figures: list[Figure] = Field([], description="The figures (at least one figure or table).")
     tables: list[Table] = Field([], description="Tables of modes (at least one figure or table).")
     key_values: list[KeyValue] = Field(
@@ -530,6 +567,18 @@ class PaperMetadata(Strict):
         if not self.figures and not self.tables:
             raise ValueError(
                 "a paper needs at least one result: a figure (`figures`) or a table (`tables`)"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _size_parameter_needs_radius(self):
+        axes = size_parameter_axes(self.figures)
+        if axes and self.scatterer_radius is None:
+            raise ValueError(
+                f"{axes[0]} is a size parameter (x = 2πr/λ): a simulation's wavelength or "
+                "frequency converts to it only through the scatterer's radius; "
+                f"{units.RADIUS_HINT} (a sphere's Q depends on r only through x: where the "
+                "paper states none, state the radius the reproduction is to use)"
             )
         return self
 

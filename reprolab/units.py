@@ -47,6 +47,9 @@ UNITS: dict[str, dict[str, float]] = {
     # A length over the wavelength (a cavity length, an emitter's distance to a mirror):
     # a number of wavelengths, converted only to itself.
     "length_ratio": {"L/λ": 1.0, "L/lambda": 1.0, "1": 1.0},
+    # A scatterer's size parameter x = 2πr/λ: photon quantities through its radius r
+    # (size_parameter_converter).
+    "size_parameter": {"1": 1.0},
 }
 # The power of a each normalized unit carries (SI value = number * factor * a**power).
 PER_A: dict[str, int] = {**dict.fromkeys(NORMALIZED_FREQUENCY, -1), "2pi/a": -1, "2π/a": -1}
@@ -236,3 +239,62 @@ def column_quantity(header: str) -> tuple[str, str] | None:
     if quantity is None or check_unit(quantity, canonical_unit(unit)):
         return None
     return quantity, canonical_unit(unit)
+
+
+# A sphere's (or cylinder's) size parameter x = 2πr/λ, λ the vacuum wavelength.
+SIZE_PARAMETER = "size_parameter"
+RADIUS_HINT = "state the scatterer's radius as `scatterer_radius: {value: 0.5, unit: um}`"
+
+
+def size_parameter_converter(
+    src: tuple[str, str],
+    dst: tuple[str, str],
+    radius_m: float | None,
+    unit_length_m: float | None = None,
+):
+    """A function value -> value between a size parameter x = 2πr/λ and a photon
+    quantity (wavelength, frequency, energy, wavenumber) through the scatterer's radius
+    `radius_m` (metres): λ = 2πr/x. UnitError without a radius, for a quantity that is
+    not a photon one, or for x <= 0 (no wavelength)."""
+    (sq, su), (dq, du) = src, dst
+    for q, u in (src, dst):
+        problem = check_unit(q, u)
+        if problem:
+            raise UnitError(problem)
+    if sq == dq:
+        return converter(src, dst, unit_length_m)
+    other = dq if sq == SIZE_PARAMETER else sq
+    if SIZE_PARAMETER not in (sq, dq) or other not in PHOTON:
+        raise UnitError(f"{sq} cannot be converted to {dq}")
+    if not radius_m or radius_m <= 0:
+        raise UnitError(
+            f"{sq} in '{su}' converts to {dq} in '{du}' only with the scatterer's radius "
+            f"(metadata field 'scatterer_radius'): {RADIUS_HINT}"
+        )
+    metres = ("wavelength", "m")
+    if sq == SIZE_PARAMETER:
+        to_dst = converter(metres, dst, unit_length_m)
+        return lambda v: to_dst(TWO_PI * radius_m / _positive(v, "size parameter"))
+    to_m = converter(src, metres, unit_length_m)
+    return lambda v: TWO_PI * radius_m / _positive(to_m(v), f"{sq} in '{su}'")
+
+
+def _positive(value: float, what: str) -> float:
+    if not value > 0:
+        raise UnitError(f"{what} {value:g} has no size parameter (x = 2πr/λ needs x, λ > 0)")
+    return value
+
+
+def convert_with_radius(
+    values: list[float],
+    src: tuple[str, str],
+    dst: tuple[str, str],
+    unit_length_m: float | None = None,
+    radius_m: float | None = None,
+) -> list[float]:
+    """`convert`, and between a size parameter and a photon quantity through the
+    scatterer's radius `radius_m` (size_parameter_converter)."""
+    if SIZE_PARAMETER not in (src[0], dst[0]):
+        return convert(values, src, dst, unit_length_m)
+    fn = size_parameter_converter(src, dst, radius_m, unit_length_m)
+    return [fn(v) for v in values]

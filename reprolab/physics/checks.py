@@ -86,7 +86,7 @@ def spectrum_checks(
     for name in pm.with_meaning(meanings, "transmittance", "reflectance"):
         if name in cols:
             checks.append(_range_check(f"{name}:{path.name}", cols[name]))
-    checks += cross_section_checks(path, cols, meanings)
+    checks += cross_section_checks(path, cols, meanings, lossless)
     checks += scatter_checks.lossless_net_flux(path, cols, meanings, lossless)
     trans = [c for c in pm.with_meaning(meanings, "transmittance") if c in cols]
     refl = [c for c in pm.with_meaning(meanings, "reflectance") if c in cols]
@@ -130,11 +130,15 @@ def _balance_check(path: Path, r_vals, t_vals, lossless: bool, conservation) -> 
 
 
 def cross_section_checks(
-    path: Path, cols: dict[str, list[float]], meanings: dict[str, str] | None = None
+    path: Path,
+    cols: dict[str, list[float]],
+    meanings: dict[str, str] | None = None,
+    lossless: bool = False,
 ) -> list[Check]:
     """Cross sections (by meaning; without meanings the columns sigma_/C_/Q_ +
     sca/abs/ext): non-negative, and extinction = scattering + absorption where all
-    three are written."""
+    three are written. A `lossless` scatterer's absorption beside its scattering is
+    zero up to the flux box's error, of either sign: net_flux_lossless judges it."""
     meanings = pm.by_convention(cols) if meanings is None else meanings
     found: dict[str, str] = {}
     for name, meaning in meanings.items():
@@ -143,12 +147,13 @@ def cross_section_checks(
     if not found:
         return []
     scale = max(abs(v) for c in found.values() for v in cols[c]) or 1.0
-    low = min(min(cols[c]) for c in found.values()) / scale
+    signed = [c for k, c in found.items() if not (lossless and k == "abs" and "sca" in found)]
+    low = min(min(cols[c]) for c in signed) / scale
     checks = [
         Check(
             f"cross_section_nonnegative:{path.name}",
             "fail" if low < -th.CROSS_SECTION_NEGATIVE else "pass",
-            f"smallest of {sorted(found.values())} = {low:.3g} of the largest",
+            f"smallest of {sorted(signed)} = {low:.3g} of the largest",
             low,
             f"fail < -{th.CROSS_SECTION_NEGATIVE:g}",
         )

@@ -53,3 +53,24 @@ def test_spectrum_checks_run_it():
     assert "net_flux_lossless:q.csv" in names
     lossy = checks.spectrum_checks(Path("q.csv"), cols(0.05), False, None, MEANINGS)
     assert "net_flux_lossless:q.csv" not in [c.name for c in lossy]
+
+
+def test_lossless_absorption_sign_is_judged_by_the_net_flux_alone():
+    """A correct lossless sphere's Q_abs is box noise of either sign (-1.5e-3 of the
+    largest Q_sca measured): not a negative cross section; the net flux judges it
+    against the scattering. A lossy run, or a lossless one far off, still fails."""
+    sca = [0.01, 0.5, 1.8, 2.6]
+    noise = {"Q_sca": sca, "Q_abs": [-2.5e-3 * s for s in sca]}
+    found = {c.name: c for c in checks.spectrum_checks(Path("q.csv"), noise, True, None, MEANINGS)}
+    assert found["cross_section_nonnegative:q.csv"].status == "pass"
+    assert "['Q_sca']" in found["cross_section_nonnegative:q.csv"].detail
+    assert found["net_flux_lossless:q.csv"].status == "pass"
+    lossy = {c.name: c for c in checks.spectrum_checks(Path("q.csv"), noise, False, None, MEANINGS)}
+    assert lossy["cross_section_nonnegative:q.csv"].status == "fail"
+    far = {"Q_sca": sca, "Q_abs": [-0.05 * s for s in sca]}
+    found = {c.name: c for c in checks.spectrum_checks(Path("q.csv"), far, True, None, MEANINGS)}
+    assert found["net_flux_lossless:q.csv"].status == "fail"
+    # a negative scattering is never excused
+    neg = {"Q_sca": [-0.1, *sca[1:]], "Q_abs": [0.0] * 4}
+    found = {c.name: c for c in checks.spectrum_checks(Path("q.csv"), neg, True, None, MEANINGS)}
+    assert found["cross_section_nonnegative:q.csv"].status == "fail"
