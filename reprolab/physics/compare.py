@@ -256,15 +256,18 @@ def compare_curve(
 
 def _x_in_axis_units(kv: dict, x_sim) -> list[float]:
     """The reproduced x in the figure's x unit (c/a to nm through `unit_length_m`, the
-    paper's length a). UnitError where the column cannot be converted to the axis: its
-    values in another unit would be compared as if they were the axis's."""
+    paper's length a; to a size parameter through `radius_m`, its scatterer's).
+    UnitError where the column cannot be converted to the axis: its values in another
+    unit would be compared as if they were the axis's."""
     src = units.column_quantity(kv.get("x_column") or "")
     dst = tuple(kv["x_axis"]) if kv.get("x_axis") else None
     if src is None or dst is None or dst[0] == units.FREE:  # a free parameter: read as is
         return list(x_sim)
     if src[0] == dst[0] and units.same_unit(src[0], src[1], dst[1]):
         return list(x_sim)
-    return units.convert(list(x_sim), src, dst, kv.get("unit_length_m"))
+    return units.convert_with_radius(
+        list(x_sim), src, dst, kv.get("unit_length_m"), kv.get("radius_m")
+    )
 
 
 def key_value(kv: dict, x_sim, y_sim) -> dict:

@@ -61,6 +61,7 @@ def compare_stage(run, design_path, checks_path, out_comparison) -> None:
                     "x_column": fo.x_column,
                     "x_axis": [x_axis.quantity, x_axis.unit],
                     "unit_length_m": run.paper.unit_length_m,
+                    "radius_m": run.paper.scatterer_radius_m,
                 },
                 xs,
                 ys,

@@ -34,3 +34,15 @@ def test_a_free_parameter_axis_reads_the_column_as_is():
     kv |= {"x_column": "length_nm", "x_axis": ["parameter", "1"]}
     got = compare.key_value(kv, [2.0, 4.0, 6.0], [0.5, 0.9, 0.99])
     assert got["sim"] == 0.9 and got["class"] == "SUCCESS"
+
+
+def test_a_size_parameter_axis_converts_the_wavelength_column_through_the_radius():
+    radius_m = 0.4e-6  # x = 2πr/λ; the curve peaks at λ = 1.0 µm, x = 2.513
+    kv = {"quantity": "peak", "value": 2.513, "unit": "1", "kind": "x_of_max"}
+    kv |= {"x_column": "wavelength_um", "x_axis": ["size_parameter", "1"]}
+    lam = np.linspace(0.8, 1.2, 201)
+    q = np.exp(-(((lam - 1.0) / 0.05) ** 2))
+    got = compare.key_value(kv | {"radius_m": radius_m}, lam, q)
+    assert got["sim"] == pytest.approx(2.513, abs=2e-3) and got["class"] == "SUCCESS"
+    without = compare.key_value(kv, lam, q)
+    assert without["class"] == "FAILURE" and "scatterer_radius" in without["note"]
