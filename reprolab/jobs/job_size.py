@@ -165,10 +165,26 @@ def _source_on(design, tree: ast.Module, consts: lint.Consts) -> float | None:
     return GAUSSIAN_ON_PER_FWIDTH / min(widths) if widths else None
 
 
-def _run_length(call: ast.Call, consts, source_on, longest, notes) -> tuple[float | None, bool]:
+def _returns(tree: ast.Module) -> dict[str, ast.expr]:
+    """What each function of one `return <expr>` returns: a stop condition a script
+    builds in a helper (`until_after_sources=stop()`) is read through it."""
+    out = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef):
+            returns = [n for n in ast.walk(node) if isinstance(n, ast.Return) and n.value]
+            if len(returns) == 1:
+                out[node.name] = returns[0].value
+    return out
+
+
+def _run_length(
+    call: ast.Call, consts, source_on, longest, notes, returns=None
+) -> tuple[float | None, bool]:
     """(Meep time of one run call, bounded) or (None, False) when it cannot be read."""
     until, after = lint.kwarg(call, "until"), lint.kwarg(call, "until_after_sources")
     stop = until if until is not None else after
+    if isinstance(stop, ast.Call) and isinstance(stop.func, ast.Name) and not stop.args:
+        stop = (returns or {}).get(stop.func.id, stop)
     fixed = consts.eval(stop)
     on = source_on or 0.0
     if fixed is not None:
@@ -200,11 +216,11 @@ def script_facts(design, code: str, env: dict[str, str] | None = None) -> dict:
         cylindrical = cylindrical or (dims is not None and "CYLINDRICAL" in lint.dotted(dims))
     longest = max(cell or [0.0])
     source_on = _source_on(design, tree, consts)
-    lengths, bounded = [], True
+    lengths, bounded, returns = [], True, _returns(tree)
     for call in lint.calls(tree, "run"):
         if not isinstance(call.func, ast.Attribute):
             continue
-        t, b = _run_length(call, consts, source_on, longest, notes)
+        t, b = _run_length(call, consts, source_on, longest, notes, returns)
         bounded = bounded and b
         if t is None:
             notes.append(f"line {call.lineno}: the run's length is not read")

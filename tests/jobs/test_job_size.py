@@ -286,3 +286,16 @@ def test_each_rank_reports_its_use_and_a_planted_link_is_not_written_through(tmp
     assert usage["rank"] == 0 and usage["cpu_s"] > 0.05 and usage["peak_mb"] > 5
     actual = record["job_size"]["actual"]
     assert actual == {"core_seconds": usage["cpu_s"], "memory_mb": usage["peak_mb"]}
+
+
+def test_a_decay_stop_built_in_a_helper_function_is_read_through_it():
+    helper = SCRIPT.replace(
+        "sim.run(",
+        "def stop():\n    return mp.stop_when_fields_decayed(10, mp.Ez, mp.Vector3(), 1e-6)\n"
+        "sim.run(",
+    ).format(until="stop()")
+    job = job_size.for_stage(design_2d(), helper, {}, env={})
+    assert job.source == "design" and not job.bounded, job.notes
+    assert "field-decay stop" in job.notes[0]
+    opaque = SCRIPT.format(until="stop_somehow()")  # no such helper: still not read
+    assert job_size.for_stage(design_2d(), opaque, {}, env={}).source == "agent"
