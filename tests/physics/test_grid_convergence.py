@@ -239,3 +239,27 @@ def test_method_and_scales_settings():
         with pytest.raises(ValueError, match="checks.convergence_scales"):
             step.scales({"checks": {"convergence_scales": bad}})
     assert step.scales({"checks": {"convergence_scales": [0.7, 0.5]}}) == (0.7, 0.5)
+
+
+def test_report_says_when_the_order_was_not_used(tmp_path):
+    """The figure's error table reports an order far from 2 as such (and that 2 was used),
+    and oscillating changes as bounded by half their range, never a bare number."""
+    from reprolab.fileio import atomic_write_json
+    from reprolab.report import discretisation
+
+    lim = th.CONVERGENCE_POSITION
+    h2, h3 = 1 / SCALES[0], 1 / SCALES[1]
+    # peak positions 0.5 + C h^p: order 4.5, order 2, and one that oscillates
+    shifts = [(1e-4 * (h2**p - 1), 1e-4 * (h3**p - 1)) for p in (4.5, 2.0)] + [(4e-4, -5e-4)]
+    mid, low = [], []
+    for i, (d2, d3) in enumerate(shifts):
+        name = f"fig1/T peak {i} position"
+        mid.append(conv.quantity(gc.COARSE, name, 0.5, 0.5 + d2, abs(d2) / 0.5, lim))
+        low.append(conv.quantity(gc.COARSE, name, 0.5, 0.5 + d3, abs(d3) / 0.5, lim))
+    rows = gc.combine(mid, low, SCALES)
+    atomic_write_json(tmp_path / "convergence.json", {"quantities": rows})
+    md = "\n".join(discretisation.error_lines("fig1", tmp_path))
+    far, plain, osc = (r for r in md.splitlines() if r.startswith("| T peak"))
+    assert "far from 2: estimated with 2" in far, far
+    assert "(far from" not in plain and "oscillates" not in plain, plain
+    assert "oscillates: half the range" in osc, osc
