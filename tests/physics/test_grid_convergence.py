@@ -6,6 +6,7 @@ excuses an under-resolved run."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -263,3 +264,23 @@ def test_report_says_when_the_order_was_not_used(tmp_path):
     assert "far from 2: estimated with 2" in far, far
     assert "(far from" not in plain and "oscillates" not in plain, plain
     assert "oscillates: half the range" in osc, osc
+
+
+def test_defaults_agree_auto_and_the_scales():
+    """The schema's defaults, config/config.yaml and the code name the same method and
+    scales: a 3D stage of a default config gets the coarser runs and the PML doubled at
+    the coarsest scale."""
+    import yaml
+
+    repo = Path(__file__).parents[2]
+    schema = yaml.safe_load((repo / "workflow/schemas/config.schema.yaml").read_text())
+    keys = schema["properties"]["checks"]["properties"]
+    config = yaml.safe_load((repo / "config/config.yaml").read_text())["checks"]
+    assert keys["convergence_method"]["default"] == config["convergence_method"] == "auto"
+    assert keys["convergence_scales"]["default"] == config["convergence_scales"]
+    assert tuple(config["convergence_scales"]) == gc.DEFAULT_SCALES
+    names = [conv.RESOLUTION, conv.PML]
+    assert step.resolution_variants({"checks": config}, names, 3)[0] == [
+        gc.COARSE,
+        step.PML_COARSE,
+    ]
