@@ -1,9 +1,15 @@
 """Grid convergence from coarser runs: the run at its chosen resolution N and two reruns
-below it (by default 0.8 N and 0.6 N), Richardson extrapolation with the observed order,
-and Roache's grid convergence index (GCI) at N for every compared quantity.
+below it (by default about 0.75 N and 0.55 N), Richardson extrapolation with the observed
+order, and Roache's grid convergence index (GCI) at N for every compared quantity.
 
 A 2x rerun costs 2^(d+1) times the run (pixels and time steps); the two coarser runs
-cost 0.8^(d+1) + 0.6^(d+1) of it: 1.0x in 1D, 0.73x in 2D, 0.54x in 3D.
+cost 0.75^(d+1) + 0.55^(d+1) of it: 0.87x in 1D, 0.59x in 2D, 0.41x in 3D. A resonance's
+PML is doubled in one more run at the coarsest scale, compared with that scale's run
+(its Q error from a thin PML hardly depends on the resolution; `pml_quantities`).
+
+Each coarser scale is moved to the nearest one at which every cell side is a whole number
+of pixels (`grid_scales`): Meep rounds the cell to whole pixels, so 0.8 x 32 pixels per a
+would simulate a lattice period of 26/25.6 = 1.016 a and shift every band by 1.6 %.
 
 For a quantity q(h) = q* + C h^p (h the grid spacing, h = 1 at N), the changes of the
 coarser runs from the run, d_k = q(h_k) - q(1), satisfy d_3 / d_2 = (h_3^p - 1) /
@@ -15,8 +21,10 @@ about 3/4 of the run's error), judged against the SUCCESS level of the band that
 classifies the quantity: an estimated error larger than the band fails (the run cannot
 be SUCCESS by that quantity), above half of it warns. An order that cannot be solved
 (the coarser runs do not move monotonically, or the coarsest moves less than the order
-0.5 allows) falls back to first order (a conservative estimate); an order outside
-ORDER_EXPECTED is reported.
+0.5 allows) falls back to first order (a conservative estimate); changes that oscillate
+(the sequence of the three values is not monotone) are bounded by half their range (Stern
+et al. 2001, Celik et al. 2008). An observed order outside ORDER_EXPECTED is reported and
+not used as it is: the estimate takes the smaller of it and the scheme's second order.
 """
 
 from __future__ import annotations
@@ -27,8 +35,11 @@ import re
 from reprolab.physics import convergence as conv
 
 COARSE = "resolution_coarse"
-# Resolution factors of the two coarser runs (the scale variable each reads).
-DEFAULT_SCALES = (0.8, 0.6)
+# Resolution factors of the two coarser runs (the scale variable each reads, before
+# `grid_scales` moves them to whole pixels): 0.41x the run in 3D, 0.59x in 2D.
+DEFAULT_SCALES = (0.75, 0.55)
+# How far `grid_scales` may move a scale to make every cell side whole pixels.
+SNAP_WINDOW = 0.05
 # The observed order is solved within these bounds; outside, the estimate assumes
 # FALLBACK_ORDER (too slow: conservative) or the method's order (too fast: the coarsest
 # run is pre-asymptotic while the mid one moved little).
@@ -63,15 +74,30 @@ def observed_order(s2: float, s3: float, h2: float, h3: float) -> float | None:
     return (lo + hi) / 2
 
 
+def oscillates(s2: float, s3: float) -> bool:
+    """The values at h = 1, h2, h3 are not monotone in h: the mid run's change has the
+    opposite sign of the coarsest's, or lies beyond it (Celik's ratio (q2-q1)/(q3-q2) < 0)."""
+    return (s2 > 0) != (s3 > 0) or abs(s3) < abs(s2)
+
+
 def estimate(s2: float, s3: float, scales=DEFAULT_SCALES) -> dict:
     """Richardson estimate at the run's resolution from the coarser runs' signed relative
     changes s2 (at scales[0]) and s3 (at scales[1]): error (relative, like the changes),
-    observed order, GCI and a note when the order is unsolved or far from second."""
+    observed order, the order the error used, GCI and a note when the order is unsolved,
+    the changes oscillate or the order is far from second."""
     h2, h3 = 1.0 / scales[0], 1.0 / scales[1]
     if not (math.isfinite(s2) and math.isfinite(s3)):
         return {"error": math.nan, "order": None, "gci": math.nan, "note": "not compared"}
     if s2 == 0 and s3 == 0:
         return {"error": 0.0, "order": None, "gci": 0.0, "note": "unchanged in both runs"}
+    if s2 and s3 and oscillates(s2, s3):
+        # the range of the three values bounds the run's error (Stern et al. 2001)
+        err = (max(0.0, s2, s3) - min(0.0, s2, s3)) / 2
+        note = (
+            f"changes oscillate ({s2:.3g} at {scales[0]:g}x, {s3:.3g} at {scales[1]:g}x): "
+            "no order; error bounded by half their range"
+        )
+        return {"error": err, "order": None, "gci": GCI_SAFETY * err, "note": note}
     p = observed_order(s2, s3, h2, h3)
     note = ""
     if p is None:
@@ -85,12 +111,49 @@ def estimate(s2: float, s3: float, scales=DEFAULT_SCALES) -> dict:
     else:
         p_used = p
         if not ORDER_EXPECTED[0] <= round(p, 2) <= ORDER_EXPECTED[1]:
-            note = f"observed order {p:.2f}, far from the scheme's second order"
+            # far from second order: not used as it is (a high one would shrink the error)
+            p_used = min(p, METHOD_ORDER)
+            note = (
+                f"observed order {p:.2f}, far from the scheme's second order; "
+                f"estimated with order {p_used:.2f}"
+            )
     # the coarsest run also bounds the error from below when the order is unsolved
     err = abs(s2) / (h2**p_used - 1.0)
     if p is None and p_used == FALLBACK_ORDER:
         err = max(err, abs(s3) / (h3**p_used - 1.0))
-    return {"error": err, "order": p, "gci": GCI_SAFETY * err, "note": note}
+    out = {"error": err, "order": p, "gci": GCI_SAFETY * err, "note": note}
+    return {**out, "order_used": p_used}
+
+
+def grid_scales(targets, sims: list[dict], window: float = SNAP_WINDOW) -> tuple[list, float]:
+    """(the scales nearest `targets`, within `window`, at which every cell side of every
+    simulation of the run-time record is a whole number of pixels, the largest relative
+    change of a cell side left over): a scale with no such neighbour keeps the one that
+    leaves the least. Without cells in the record the targets stand."""
+    sides = [
+        (float(s["resolution"]), float(c))
+        for s in sims
+        if s.get("resolution")
+        for c in s.get("cell") or []
+        if c and c > 0
+    ]
+    if not sides:
+        return list(targets), 0.0
+
+    def misfit(scale: float) -> float:
+        return max(abs(round(scale * r * c) - scale * r * c) / (scale * r * c) for r, c in sides)
+
+    out = []
+    for t in targets:
+        cands = {t}
+        for r, c in sides:  # every scale that makes one side whole pixels, near t
+            n = r * c
+            cands.update(k / n for k in range(int((t - window) * n), int((t + window) * n) + 2))
+        near = [x for x in cands if abs(x - t) <= window + 1e-12 and 0 < x < 1]
+        out.append(min(near, key=lambda x: (round(misfit(x), 9), abs(x - t))))
+    if not all(a > b for a, b in zip(out, out[1:], strict=False)):
+        out = list(targets)  # snapping merged the scales: keep the configured ones
+    return out, max(misfit(x) for x in out)
 
 
 def parse_limit(text: str):
@@ -111,6 +174,17 @@ def _signed(row: dict) -> float:
     if a is not None and b is not None and b < a:
         return -change
     return change
+
+
+def _missing(row: dict | None, scale: float) -> str:
+    """Why a coarser run's row has nothing to extrapolate from ('' when it has)."""
+    if row is None:
+        return f"not found in the {scale:g}x run"
+    if "error" in row:
+        return f"not read in the {scale:g}x run"
+    if row.get("value_2n") is None and row.get("value_n") is not None:
+        return f"no mode of the {scale:g}x run near it"
+    return ""
 
 
 def _swap(row: dict) -> dict:
@@ -145,13 +219,19 @@ def combine(rows_mid: list[dict], rows_coarse: list[dict], scales=DEFAULT_SCALES
     for mid in rows_mid:
         low = coarse.get(mid["name"])
         fail, _ = parse_limit(mid["limit"])
-        if low is None or mid.get("note", "").startswith("no mode") or "error" in mid:
-            row = {**mid, "status": "warn" if mid["status"] == "pass" else mid["status"]}
-            row.setdefault("note", f"not found in the {scales[1]:g}x run")
+        gap = _missing(mid, scales[0]) or _missing(low, scales[1])
+        if gap:
+            # a mode a coarser run did not find, a curve it did not write: that run's row,
+            # a warn at least (an unreadable curve keeps its fail); nothing to extrapolate
+            shown = low if low is not None and not _missing(mid, scales[0]) else mid
+            row = {**shown, "status": "warn" if shown["status"] == "pass" else shown["status"]}
+            row["note"] = "; ".join(n for n in (shown.get("note"), gap) if n)
             out.append(row)
             continue
         est = estimate(_signed(mid), _signed(low), scales)
         err = est["error"]
+        # what a 2x rerun would move it by at that order (the q_budget adds it to the PML's)
+        p_used = est.get("order_used") or METHOD_ORDER
         # the 2x rerun's limits are CONVERGENCE_FRACTION of the band: back to the band
         band = fail / conv.th.CONVERGENCE_FRACTION
         status = "fail" if not err <= band else "warn" if err > fail else "pass"
@@ -165,6 +245,7 @@ def combine(rows_mid: list[dict], rows_coarse: list[dict], scales=DEFAULT_SCALES
             "error_estimate": err,
             "order": est["order"],
             "gci": est["gci"],
+            "change_2x": err * (1 - 2.0**-p_used),
             "limit": f"fail > {band:g}, warn > {fail:g}",
             "status": status,
         }
@@ -183,6 +264,35 @@ def compare_coarse(figure_outputs, run_n, run_mid, run_low, scales=DEFAULT_SCALE
         pair_quantities(figure_outputs, run_n, run_low, **kw),
         scales,
     )
+
+
+def pml_quantities(run_n, run_low, run_low_pml, scale: float) -> list[dict]:
+    """The PML doubled at the coarsest scale: every mode of the run matched to the
+    coarsest run's, its frequency and Q there against the same run with twice the PML,
+    named after the run's modes (the q_budget adds the PML bound to the resolution
+    estimate of the same mode) and judged as the 2x-PML rerun is (Q on twice its change)."""
+    from reprolab.physics.record_checks import load_record
+
+    modes_n = conv.record_modes(load_record(run_n))
+    low, pml = (conv.record_modes(load_record(r)) for r in (run_low, run_low_pml))
+    out = []
+    for i, m in enumerate(sorted(modes_n, key=lambda m: (m.get("label", ""), m["freq"]))):
+        label = m.get("label", "")
+        name = f"mode {i}" + (f" [{label}]" if label else "") + f" (f = {m['freq']:.5g})"
+        same = [v for v in low if v.get("label", "") == label]
+        near = min(same, key=lambda v: abs(v["freq"] - m["freq"]), default=None)
+        shift = abs(near["freq"] - m["freq"]) / abs(m["freq"]) if near else math.inf
+        if shift > conv.th.CONVERGENCE_MODE_MATCH:
+            row = conv.quantity(
+                conv.PML, f"{name} frequency", m["freq"], None, shift, conv.th.CONVERGENCE_FREQUENCY
+            )
+            out.append({**row, "status": "warn", "note": f"no mode of the {scale:g}x run near it"})
+            continue
+        for row in conv.mode_quantities([near], pml, conv.PML):
+            what = row["name"].rsplit(" ", 1)[1]  # frequency or Q
+            note = "; ".join(n for n in (row.get("note"), f"at {scale:g}x resolution") if n)
+            out.append({**row, "name": f"{name} {what}", "resolution_scale": scale, "note": note})
+    return out
 
 
 def cost_ratio(scales, dims: int) -> float:

@@ -46,10 +46,27 @@ def error_lines(fig_id: str, stage_dir: Path) -> list[str]:
         *table_header("quantity", "reproduced", "est. error", "order", "status"),
     ]
     for q in rows:
-        order = q.get("order")
         md.append(
             f"| {q['name'][len(fig_id) + 1 :]} | {_fmt(q.get('value_n'), '.5g')} | "
-            f"{_fmt(q.get('error_estimate'))} | {_fmt(order, '.2f') if order else '–'} | "
-            f"{q['status']} |"
+            f"{_fmt(q.get('error_estimate'))} | {order_cell(q)} | {q['status']} |"
         )
     return [*md, ""]
+
+
+def order_cell(q: dict) -> str:
+    """The observed order, and what the estimate did when it could not use it as it is
+    (far from second order, oscillating changes, no order fitted)."""
+    order, note = q.get("order"), q.get("note") or ""
+    if order and "far from the scheme's second order" in note:
+        return (
+            f"{order:.2f} (far from 2: estimated with 2)"
+            if order > 2
+            else f"{order:.2f} (far from 2)"
+        )
+    if order:
+        return _fmt(order, ".2f")
+    if "changes oscillate" in note:
+        return "– (oscillates: half the range)"
+    if "order not determined" in note:
+        return "– (not determined: " + note.split("estimated with ")[-1].split(";")[0] + ")"
+    return "–"

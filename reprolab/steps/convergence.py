@@ -89,11 +89,12 @@ def variants_needed(
 
 
 @contextmanager
-def scaled_env(name: str, value: str = "2"):
-    """The run's environment with one scale variable at `value` (the others at 1)."""
+def scaled_env(name, value: str = "2"):
+    """The run's environment with one scale variable at `value`, or `name` a dict of
+    them (the others at 1)."""
     saved = {k: os.environ.get(k) for k in (RESOLUTION_SCALE_ENV, PML_SCALE_ENV)}
     os.environ.update({k: "1" for k in saved})
-    os.environ[name] = value
+    os.environ.update(name if isinstance(name, dict) else {name: value})
     try:
         yield
     finally:
@@ -138,11 +139,13 @@ def run_convergence(run, design_path, code_json, plan_path, out_json) -> None:
     script = Path(record.get("script") or stage_dir / "simulation.py")
     from reprolab.steps import grid_convergence as grid
 
-    names, result["scale"] = grid.resolution_variants(run.config, names)
+    names, result["scale"] = grid.resolution_variants(run.config, names, design.dimensions)
+    result["method"] = grid.method(run.config, design.dimensions)
+    coarse = {grid.COARSE: grid.run_coarse, grid.PML_COARSE: grid.run_pml_coarse}
     for name in names:
-        if name == grid.COARSE:
+        if name in coarse:
             # this module's rerun helpers, passed in: grid_convergence does not import it
-            var = grid.run_coarse(run, design, script, plan_path, stage_dir, sys.modules[__name__])
+            var = coarse[name](run, design, script, plan_path, stage_dir, sys.modules[__name__])
         else:
             var = run_variant(run, name, design, script, plan_path, stage_dir)
         result["variants"].append(var)
@@ -195,14 +198,16 @@ def run_variant(run, name, design, script: Path, plan_path, stage_dir: Path) -> 
     return var
 
 
-def kept_rerun(folder: Path, script: Path, env: str, value: str = "2") -> dict | None:
-    """The rerun kept from an earlier convergence step of the same script (the paper's
-    digitized data or key values changed: recompare, do not rerun); None otherwise."""
+def kept_rerun(folder: Path, script: Path, env, value: str = "2") -> dict | None:
+    """The rerun kept from an earlier convergence step of the same script and scale
+    variables (`env` one name at `value`, or a dict of them; the paper's digitized data
+    or key values changed: recompare, do not rerun); None otherwise."""
     path = folder / "result.json"
     if not path.is_file() or not (folder / "run").is_dir():
         return None
     kept = load_result(path)
-    same = kept.script_sha256 == sha256_file(script) and kept.scale_env == {env: value}
+    want = env if isinstance(env, dict) else {env: value}
+    same = kept.script_sha256 == sha256_file(script) and kept.scale_env == want
     ok = not (kept.failure or kept.exit_code)
     return kept.to_json() if same and ok else None
 

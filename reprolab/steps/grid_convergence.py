@@ -1,8 +1,9 @@
-"""The convergence step's resolution evidence from coarser runs (the default method):
-the stage rerun at each of `checks.convergence_scales` (0.8 and 0.6 of its resolution)
-and every compared quantity given its Richardson error estimate at the chosen resolution
-(reprolab.physics.grid_convergence). `checks.convergence_method: refine_2x` keeps the
-2x-resolution rerun instead.
+"""The convergence step's resolution evidence from coarser runs: the stage rerun at each
+of `checks.convergence_scales` (about 0.75 and 0.55 of its resolution, moved to whole
+pixels) and every compared quantity given its Richardson error estimate at the chosen
+resolution (reprolab.physics.grid_convergence); a resonance's PML doubled in one more
+run at the coarsest scale. `checks.convergence_method` picks it or the 2x rerun; `auto`
+(the default) picks it for 3D stages only (docs/checks.md "Convergence").
 """
 
 from __future__ import annotations
@@ -13,21 +14,33 @@ from reprolab.artifacts import load_result
 from reprolab.physics import convergence as conv_mod
 from reprolab.physics import grid_convergence as gc
 from reprolab.physics import thresholds as th
-from reprolab.physics.lint import RESOLUTION_SCALE_ENV
+from reprolab.physics.lint import PML_SCALE_ENV, RESOLUTION_SCALE_ENV
+from reprolab.physics.record_checks import load_record
 
 COARSE = gc.COARSE
-METHODS = ("coarse", "refine_2x")
+# The PML doubling at the coarsest scale, in the list of variants to run (its result is
+# the pml_2x variant: judged as the 2x-PML rerun is).
+PML_COARSE = "pml_2x_coarse"
+METHODS = ("auto", "coarse", "refine_2x")
+# `auto` takes the coarser runs where the 2x rerun costs most (3D: 16x the run against
+# 0.41x); in 2D the coarser runs of the planted ring at 10 px/a (8 and 6 px/a) are
+# pre-asymptotic in Q (1298, 1137, 492), so a correct run would fail: 2D and 1D keep 2x.
+AUTO_COARSE_DIMS = (3,)
 
 
-def method(config: dict) -> str:
-    """`checks.convergence_method`: refine_2x (the default) or coarse (opt-in)."""
-    value = config.get("checks", {}).get("convergence_method", "refine_2x")
+def method(config: dict, dims: int | None = None) -> str:
+    """The method a stage of `dims` dimensions uses: `checks.convergence_method` (auto,
+    the default: coarse in 3D, refine_2x below; coarse; refine_2x). Without `dims`,
+    the setting itself."""
+    value = config.get("checks", {}).get("convergence_method", "auto")
     if value not in METHODS:
         raise ValueError(
             f"checks.convergence_method is {value!r}; valid: {', '.join(METHODS)} "
             "(config/config.yaml)"
         )
-    return value
+    if value != "auto" or dims is None:
+        return value
+    return "coarse" if dims in AUTO_COARSE_DIMS else "refine_2x"
 
 
 def scales(config: dict) -> tuple[float, float]:
@@ -42,42 +55,52 @@ def scales(config: dict) -> tuple[float, float]:
     if not ok:
         raise ValueError(
             f"checks.convergence_scales is {raw!r}; valid: two factors in (0, 1), the first "
-            "larger, e.g. [0.8, 0.6] (config/config.yaml)"
+            f"larger, e.g. {list(gc.DEFAULT_SCALES)} (config/config.yaml)"
         )
     return float(raw[0]), float(raw[1])
 
 
-def resolution_variants(config: dict, names: list[str]) -> tuple[list[str], object]:
-    """(the variants to run, the scale convergence.json states): the 2x resolution rerun
-    replaced by the coarser runs unless the method is refine_2x."""
-    if method(config) == "refine_2x" or conv_mod.RESOLUTION not in names:
+def resolution_variants(config: dict, names: list[str], dims: int) -> tuple[list[str], object]:
+    """(the variants to run, the scale convergence.json states): with the coarse method
+    the 2x resolution rerun is replaced by the coarser runs and the 2x-PML rerun by the
+    PML doubling at the coarsest scale."""
+    if method(config, dims) == "refine_2x" or conv_mod.RESOLUTION not in names:
         return names, 2
-    return [COARSE if n == conv_mod.RESOLUTION else n for n in names], list(scales(config))
+    swap = {conv_mod.RESOLUTION: COARSE, conv_mod.PML: PML_COARSE}
+    return [swap.get(n, n) for n in names], list(scales(config))
 
 
-def folder_of(scale: float) -> str:
-    return f"convergence_{scale:g}x"
+def folder_of(scale: float, pml: bool = False) -> str:
+    """A coarser run's folder, named by its configured scale."""
+    return f"convergence_{scale:g}x" + ("_pml2x" if pml else "")
+
+
+def env_value(scale: float) -> str:
+    """The scale variable's text: enough digits that Meep finds the same whole pixels."""
+    return f"{scale:.10g}"
 
 
 def run_coarse(run, design, script: Path, plan_path, stage_dir: Path, host) -> dict:
     """The coarser runs (each record in <folder>/result.json) and the Richardson
     comparison of the run with them; `host` gives the convergence step's helpers
     (compare_runs, kept_rerun, scaled_env: reprolab.steps.convergence)."""
-    sc = scales(run.config)
-    var = {"id": COARSE, "env": {RESOLUTION_SCALE_ENV: [f"{s:g}" for s in sc]}, "ran": False}
-    var.update(folder=[folder_of(s) for s in sc], quantities=[], note="", scales=list(sc))
+    nominal = scales(run.config)
+    sc, misfit = gc.grid_scales(nominal, load_record(stage_dir / "run"))
+    var = {"id": COARSE, "env": {RESOLUTION_SCALE_ENV: [env_value(s) for s in sc]}, "ran": False}
+    var.update(folder=[folder_of(s) for s in nominal], quantities=[], note="", scales=sc)
+    var.update(configured_scales=list(nominal), cell_misfit=misfit)
     if RESOLUTION_SCALE_ENV not in script.read_text(encoding="utf-8"):
         var["note"] = f"the script ignores {RESOLUTION_SCALE_ENV}: no coarser runs (not run)"
         return var
     seconds, reused, var["runs"] = 0.0, [], []
     run_s = load_result(stage_dir / "result.json").runtime_seconds
-    dims = design.dimensions
-    for s in sc:
-        rerun, kept = _rerun(run, design, script, plan_path, stage_dir / folder_of(s), s, host)
+    for s, folder in zip(sc, var["folder"], strict=True):
+        env = {RESOLUTION_SCALE_ENV: env_value(s)}
+        rerun, kept = _rerun(run, design, script, plan_path, stage_dir / folder, env, host)
         seconds += rerun.get("runtime_seconds") or 0.0
         reused.append(kept)
         # predicted before it ran (pixels x steps from the run's own seconds), and actual
-        predicted = run_s * gc.cost_ratio([s], dims) if run_s else None
+        predicted = run_s * gc.cost_ratio([s], design.dimensions) if run_s else None
         var["runs"].append(
             {
                 "scale": s,
@@ -86,16 +109,9 @@ def run_coarse(run, design, script: Path, plan_path, stage_dir: Path, host) -> d
             }
         )
         if rerun.get("failure") or rerun.get("exit_code"):
-            var["note"] = f"the {s:g}x run failed: {rerun.get('failure') or rerun['exit_code']}"
-            var["quantities"] = [
-                conv_mod.quantity(
-                    COARSE, "rerun", None, None, float("nan"), th.CONVERGENCE_POINTWISE
-                )
-            ]
-            var.update(runtime_seconds=seconds, reused=all(reused))
-            return var
+            return _failed(var, f"the {s:g}x run failed", rerun, seconds, reused)
     var.update(runtime_seconds=seconds, reused=all(reused), ran=True)
-    runs = [stage_dir / folder_of(s) / "run" for s in sc]
+    runs = [stage_dir / f / "run" for f in var["folder"]]
     rows = [host.compare_runs(run, design, stage_dir / "run", r, COARSE, True) for r in runs]
     var["quantities"] = gc.combine(rows[0], rows[1], sc)
     if not var["quantities"]:
@@ -103,18 +119,56 @@ def run_coarse(run, design, script: Path, plan_path, stage_dir: Path, host) -> d
     return var
 
 
-def _rerun(run, design, script: Path, plan_path, folder: Path, scale: float, host):
-    """(the record of the stage run at `scale` of its resolution, whether it was kept)."""
+def run_pml_coarse(run, design, script: Path, plan_path, stage_dir: Path, host) -> dict:
+    """The PML doubled at the coarsest scale (its record in <folder>/result.json),
+    compared with the coarsest run (run_coarse ran it first): the pml_2x variant."""
+    nominal = scales(run.config)
+    s = gc.grid_scales(nominal, load_record(stage_dir / "run"))[0][1]
+    folder = folder_of(nominal[1], pml=True)
+    env = {RESOLUTION_SCALE_ENV: env_value(s), PML_SCALE_ENV: "2"}
+    var = {"id": conv_mod.PML, "env": env, "folder": folder, "ran": False, "quantities": []}
+    var.update(note="", resolution_scale=s)
+    if PML_SCALE_ENV not in script.read_text(encoding="utf-8"):
+        var["note"] = (
+            f"the script ignores {PML_SCALE_ENV}: no {conv_mod.PML} rerun possible (not run)"
+        )
+        return var
+    low = stage_dir / folder_of(nominal[1]) / "run"
+    if not low.is_dir():
+        var["note"] = f"no {s:g}x run to compare the doubled PML with (not run)"
+        return var
+    rerun, kept = _rerun(run, design, script, plan_path, stage_dir / folder, env, host)
+    if rerun.get("failure") or rerun.get("exit_code"):
+        seconds = rerun.get("runtime_seconds") or 0.0
+        return _failed(var, f"the {s:g}x run with twice the PML failed", rerun, seconds, [kept])
+    var.update(runtime_seconds=rerun.get("runtime_seconds"), reused=kept, ran=True)
+    var["quantities"] = gc.pml_quantities(stage_dir / "run", low, stage_dir / folder / "run", s)
+    if not var["quantities"]:
+        var["note"] = f"{conv_mod.PML}: nothing to compare (no Harminv mode)"
+    return var
+
+
+def _failed(var: dict, what: str, rerun: dict, seconds: float, reused: list) -> dict:
+    var["note"] = f"{what}: {rerun.get('failure') or rerun['exit_code']}"
+    nan = float("nan")
+    var["quantities"] = [
+        conv_mod.quantity(var["id"], "rerun", None, None, nan, th.CONVERGENCE_POINTWISE)
+    ]
+    var.update(runtime_seconds=seconds, reused=all(reused))
+    return var
+
+
+def _rerun(run, design, script: Path, plan_path, folder: Path, env: dict, host):
+    """(the record of the stage run with the scale variables `env`, whether it was kept)."""
     from reprolab.artifacts import RunResult, load_plan, plan_stage, write_result
     from reprolab.fileio import sha256_file
     from reprolab.jobs import stage_run
 
-    value = f"{scale:g}"
-    kept = host.kept_rerun(folder, script, RESOLUTION_SCALE_ENV, value)
+    kept = host.kept_rerun(folder, script, env)
     if kept is not None:
         return kept, True
     stage = plan_stage(load_plan(plan_path), design.stage_id)
-    with host.scaled_env(RESOLUTION_SCALE_ENV, value):
+    with host.scaled_env(env):
         rerun = stage_run.run_stage(
             design,
             stage.runtime_budget_minutes,
@@ -122,7 +176,6 @@ def _rerun(run, design, script: Path, plan_path, folder: Path, scale: float, hos
             script,
             folder,
         )
-    env = {RESOLUTION_SCALE_ENV: value}
     rerun.update(script=str(script), script_sha256=sha256_file(script), scale_env=env)
     write_result(folder / "result.json", RunResult.model_validate(rerun))
     return rerun, False

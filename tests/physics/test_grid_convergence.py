@@ -6,6 +6,7 @@ excuses an under-resolved run."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -34,19 +35,35 @@ def test_estimate_recovers_error_and_order(order, scales):
     assert est["note"] == ""
 
 
-def test_order_far_from_second_is_reported():
-    est = gc.estimate(*changes(lambda h: 0.01 * h**4.5))
+def test_order_far_from_second_is_reported_and_not_used():
+    """Attack: a quantity whose coarser runs suggest order 4.5. The order is reported, and
+    the error assumes second order (4.5 would shrink it below what the scheme promises)."""
+    s2, s3 = changes(lambda h: 0.01 * h**4.5)
+    est = gc.estimate(s2, s3)
     assert est["order"] == pytest.approx(4.5, rel=1e-6)
     assert "observed order 4.50, far from the scheme's second order" in est["note"]
+    assert "estimated with order 2.00" in est["note"]
+    h2 = 1 / SCALES[0]
+    assert est["error"] == pytest.approx(abs(s2) / (h2**2 - 1))
+    assert est["error"] > 0.01  # the true error at the run, under-estimated at order 4.5
+    slow = gc.estimate(*changes(lambda h: 0.01 * h**0.7))  # slow: reported, used as it is
+    assert slow["order"] == pytest.approx(0.7, rel=1e-6) and "0.70, far from" in slow["note"]
+    assert slow["error"] == pytest.approx(0.01, rel=1e-6)
 
 
-@pytest.mark.parametrize(
-    ("s2", "s3", "used"),
-    [(0.01, -0.012, 1), (0.01, 0.0105, 1), (0.0, 0.01, 1), (1e-4, 0.05, 2)],
-)
+@pytest.mark.parametrize(("s2", "s3"), [(0.01, -0.012), (-0.02, -0.005), (0.003, -0.003)])
+def test_oscillating_changes_are_bounded_by_half_their_range(s2, s3):
+    """Values not monotone in h (a staircased interface, a pre-asymptotic coarsest run):
+    no order is fitted; the run's error is half the range of the three values."""
+    est = gc.estimate(s2, s3)
+    assert est["order"] is None and "changes oscillate" in est["note"]
+    assert est["error"] == pytest.approx((max(0, s2, s3) - min(0, s2, s3)) / 2)
+
+
+@pytest.mark.parametrize(("s2", "s3", "used"), [(0.01, 0.0105, 1), (0.0, 0.01, 1), (1e-4, 0.05, 2)])
 def test_unsolved_order_falls_back_and_says_so(s2, s3, used):
-    """Oscillating or flat changes: first order (at least the coarsest run's change
-    extrapolated); a mid run that barely moved while the coarsest jumped: second order."""
+    """Flat changes: first order (at least the coarsest run's change extrapolated); a mid
+    run that barely moved while the coarsest jumped: second order."""
     est = gc.estimate(s2, s3)
     assert est["order"] is None and f"estimated with order {used}" in est["note"]
     h2, h3 = 1 / SCALES[0], 1 / SCALES[1]
@@ -62,10 +79,49 @@ def test_nan_change_is_not_compared():
 
 
 def test_cost_follows_the_run():
-    """0.8x and 0.6x: 1.0x the run in 1D, under 0.8x in 2D and 0.6x in 3D (2x: 4, 8, 16)."""
-    assert gc.cost_ratio(SCALES, 1) == pytest.approx(1.0)
-    assert gc.cost_ratio(SCALES, 2) <= 0.8 and gc.cost_ratio(SCALES, 3) <= 0.6
+    """0.75x and 0.55x: under 0.6x the run in 2D and 0.45x in 3D (2x: 4, 8, 16); the PML
+    doubled at 0.55x adds 0.09x in 3D."""
+    assert gc.cost_ratio(SCALES, 2) <= 0.6 and gc.cost_ratio(SCALES, 3) <= 0.45
+    assert gc.cost_ratio(SCALES[1:], 3) < 0.1
     assert gc.cost_ratio((2,), 3) == 16
+
+
+BANDS_CELL = [{"resolution": 32.0, "cell": [1.0, 1.0, 0.0]}]
+
+
+def test_scales_move_to_whole_pixels_of_the_cell():
+    """Attack: a unit Bloch cell at 32 px/a. At 0.55x (17.6 px) Meep would round the cell
+    to 18 px and simulate a lattice period of 1.023 a, shifting every band by 2 %: the
+    scale moves to 18/32; 0.75 (24 px) stays. A cell of two sides moves to a scale that
+    makes both whole; no cell in the record: the scales stand."""
+    sc, misfit = gc.grid_scales((0.75, 0.55), BANDS_CELL)
+    assert sc == [0.75, 18 / 32] and misfit == 0
+    sc, misfit = gc.grid_scales((0.8, 0.6), BANDS_CELL)
+    assert sc == [26 / 32, 19 / 32] and misfit == 0
+    # a 9 x 9 ring cell (90 px) and a 4.5 one (45 px) at 10 px/a: 34/45 and 25/45
+    two = [{"resolution": 10.0, "cell": [9.0, 9.0, 0.0]}, {"resolution": 10.0, "cell": [4.5]}]
+    sc, misfit = gc.grid_scales((0.75, 0.55), two)
+    for s in sc:
+        assert all(abs(s * 10 * c - round(s * 10 * c)) < 1e-9 for c in (9.0, 4.5))
+    assert misfit < 1e-9 and all(
+        abs(s - t) <= gc.SNAP_WINDOW for s, t in zip(sc, SCALES, strict=True)
+    )
+    assert gc.grid_scales((0.75, 0.55), [{"resolution": None, "cell": [1.0]}]) == (
+        [0.75, 0.55],
+        0.0,
+    )
+
+
+def test_a_mode_the_coarsest_run_missed_warns_and_does_not_fail():
+    """A mode found in the run and at 0.75x but not at 0.55x (Harminv): a warn naming the
+    run that missed it, never a NaN estimate that fails."""
+    lim = th.CONVERGENCE_FREQUENCY
+    mid = [conv.quantity(gc.COARSE, "mode 3 (f = 0.5) frequency", 0.5, 0.501, 0.002, lim)]
+    low = conv.quantity(gc.COARSE, "mode 3 (f = 0.5) frequency", 0.5, None, math.inf, lim)
+    low.update(status="warn", note="no mode of the rerun near it (Harminv)")
+    (row,) = gc.combine(mid, [low], SCALES)
+    assert row["status"] == "warn" and "no mode of the 0.55x run near it" in row["note"]
+    assert conv.verdict([row]) == "converged"
 
 
 def test_parse_limit_refuses_other_text():
@@ -162,20 +218,69 @@ def test_a_feature_missing_from_a_coarser_run_warns():
     assert rows[0]["status"] == "fail"  # its own change already failed: kept
     mid[0].update(change=0.0001, status="pass")
     rows = gc.combine(mid, [], SCALES)
-    assert rows[0]["status"] == "warn" and "not found in the 0.6x run" in rows[0]["note"]
+    assert rows[0]["status"] == "warn" and "not found in the 0.55x run" in rows[0]["note"]
 
 
 def test_method_and_scales_settings():
-    assert step.method({}) == "refine_2x"  # the default until coarse judges as it does
-    assert step.resolution_variants({}, [conv.RESOLUTION]) == ([conv.RESOLUTION], 2)
+    """auto (the default) takes the coarser runs in 3D only; its PML evidence is the PML
+    doubled at the coarsest scale."""
+    assert step.method({}) == "auto"
+    assert [step.method({}, d) for d in (1, 2, 3)] == ["refine_2x", "refine_2x", "coarse"]
+    both = [conv.RESOLUTION, conv.PML]
+    assert step.resolution_variants({}, both, 2) == (both, 2)
+    assert step.resolution_variants({}, both, 3) == ([gc.COARSE, step.PML_COARSE], [0.75, 0.55])
     cfg = {"checks": {"convergence_method": "coarse"}}
-    assert step.resolution_variants(cfg, [conv.RESOLUTION, conv.PML]) == (
-        [gc.COARSE, conv.PML],
-        [0.8, 0.6],
-    )
+    assert step.method(cfg, 1) == "coarse"
+    assert step.resolution_variants(cfg, both, 2) == ([gc.COARSE, step.PML_COARSE], [0.75, 0.55])
+    refine = {"checks": {"convergence_method": "refine_2x"}}
+    assert step.resolution_variants(refine, both, 3) == (both, 2)
     with pytest.raises(ValueError, match="checks.convergence_method is 'twice'"):
         step.method({"checks": {"convergence_method": "twice"}})
     for bad in ([0.6, 0.8], [0.8], [1.2, 0.6], "0.8,0.6"):
         with pytest.raises(ValueError, match="checks.convergence_scales"):
             step.scales({"checks": {"convergence_scales": bad}})
     assert step.scales({"checks": {"convergence_scales": [0.7, 0.5]}}) == (0.7, 0.5)
+
+
+def test_report_says_when_the_order_was_not_used(tmp_path):
+    """The figure's error table reports an order far from 2 as such (and that 2 was used),
+    and oscillating changes as bounded by half their range, never a bare number."""
+    from reprolab.fileio import atomic_write_json
+    from reprolab.report import discretisation
+
+    lim = th.CONVERGENCE_POSITION
+    h2, h3 = 1 / SCALES[0], 1 / SCALES[1]
+    # peak positions 0.5 + C h^p: order 4.5, order 2, and one that oscillates
+    shifts = [(1e-4 * (h2**p - 1), 1e-4 * (h3**p - 1)) for p in (4.5, 2.0)] + [(4e-4, -5e-4)]
+    mid, low = [], []
+    for i, (d2, d3) in enumerate(shifts):
+        name = f"fig1/T peak {i} position"
+        mid.append(conv.quantity(gc.COARSE, name, 0.5, 0.5 + d2, abs(d2) / 0.5, lim))
+        low.append(conv.quantity(gc.COARSE, name, 0.5, 0.5 + d3, abs(d3) / 0.5, lim))
+    rows = gc.combine(mid, low, SCALES)
+    atomic_write_json(tmp_path / "convergence.json", {"quantities": rows})
+    md = "\n".join(discretisation.error_lines("fig1", tmp_path))
+    far, plain, osc = (r for r in md.splitlines() if r.startswith("| T peak"))
+    assert "far from 2: estimated with 2" in far, far
+    assert "(far from" not in plain and "oscillates" not in plain, plain
+    assert "oscillates: half the range" in osc, osc
+
+
+def test_defaults_agree_auto_and_the_scales():
+    """The schema's defaults, config/config.yaml and the code name the same method and
+    scales: a 3D stage of a default config gets the coarser runs and the PML doubled at
+    the coarsest scale."""
+    import yaml
+
+    repo = Path(__file__).parents[2]
+    schema = yaml.safe_load((repo / "workflow/schemas/config.schema.yaml").read_text())
+    keys = schema["properties"]["checks"]["properties"]
+    config = yaml.safe_load((repo / "config/config.yaml").read_text())["checks"]
+    assert keys["convergence_method"]["default"] == config["convergence_method"] == "auto"
+    assert keys["convergence_scales"]["default"] == config["convergence_scales"]
+    assert tuple(config["convergence_scales"]) == gc.DEFAULT_SCALES
+    names = [conv.RESOLUTION, conv.PML]
+    assert step.resolution_variants({"checks": config}, names, 3)[0] == [
+        gc.COARSE,
+        step.PML_COARSE,
+    ]

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from reprolab.physics import thresholds as th
+from reprolab.physics.record_checks import load_record
 from reprolab.report import html as report_html
 from reprolab.report import markdown
 from tests.support.pipeline import EXAMPLE, PAPER, snakemake, write_config
@@ -152,20 +153,28 @@ def coarse(tmp_path_factory):
 
 
 def test_stage_verified_by_two_coarser_runs(coarse):
-    """checks.convergence_method: coarse (opt-in): the stage really reruns at 0.8x
-    and 0.6x of its resolution, each quantity gets its Richardson error estimate and
-    observed order, the verdict judges it and the report shows the estimate."""
+    """checks.convergence_method: coarse: the stage really reruns at the configured 0.75x
+    and 0.55x of its resolution, each moved to whole pixels of its cell, each quantity
+    gets its Richardson error estimate and observed order, the verdict judges it and the
+    report shows the estimate."""
     sd = coarse / "outputs" / PAPER / "stages" / STAGE
     conv = json.loads((sd / "convergence.json").read_text())
     assert [v["id"] for v in conv["variants"]] == ["resolution_coarse"], conv
-    assert conv["scale"] == [0.8, 0.6] and conv["status"] == "converged", conv
+    assert conv["scale"] == [0.75, 0.55] and conv["status"] == "converged", conv
+    assert conv["method"] == "coarse"
+    var = conv["variants"][0]
     res = json.loads((sd / "design.json").read_text())["output"]["resolution"]
-    for s in (0.8, 0.6):
-        rerun = json.loads((sd / f"convergence_{s:g}x" / "result.json").read_text())
+    cells = [s["cell"] for s in load_record(sd / "run")]
+    for nominal, s in zip((0.75, 0.55), var["scales"], strict=True):
+        assert abs(s - nominal) <= 0.05
+        for cell in cells:  # every side whole pixels at the rerun's resolution
+            for side in (c for c in cell if c):
+                assert s * res * side == pytest.approx(round(s * res * side), abs=1e-6)
+        rerun = json.loads((sd / f"convergence_{nominal:g}x" / "result.json").read_text())
         assert rerun["exit_code"] == 0 and rerun["scale_env"] == {
-            "REPROLAB_RESOLUTION_SCALE": f"{s:g}"
+            "REPROLAB_RESOLUTION_SCALE": f"{s:.10g}"
         }
-        log = (sd / f"convergence_{s:g}x" / "run" / "stdout.txt").read_text()
+        log = (sd / f"convergence_{nominal:g}x" / "run" / "stdout.txt").read_text()
         assert f"with resolution {s * res:g}" in log
     qs = conv["quantities"]
     assert any(q["name"].endswith("pointwise max change") for q in qs)
@@ -174,14 +183,14 @@ def test_stage_verified_by_two_coarser_runs(coarse):
         assert q["error_estimate"] == q["change"] and q["status"] != "fail", q
     assert conv["extra_meep_seconds"] == pytest.approx(conv["variants"][0]["runtime_seconds"])
     runs = conv["variants"][0]["runs"]  # predicted (pixels x steps) beside actual seconds
-    assert [r["scale"] for r in runs] == [0.8, 0.6]
+    assert [r["scale"] for r in runs] == var["scales"]
     assert all(r["predicted_seconds"] > 0 and r["runtime_seconds"] > 0 for r in runs)
     verdict = json.loads((sd / "verdict.json").read_text())
     assert verdict["status"] == "completed_success", verdict
     md = "\n".join(markdown.convergence_section(coarse / "outputs" / PAPER))
     q = qs[0]
     assert f"| {STAGE} | resolution_coarse | {q['name']} | " in md
-    assert f"est. error {q['error_estimate']:.3g}" in md and "0.6x: " in md
+    assert f"est. error {q['error_estimate']:.3g}" in md and f"{var['scales'][1]:g}x: " in md
 
 
 def test_report_shows_the_error_beside_the_figure_numbers(coarse):

@@ -270,11 +270,16 @@ RESOLUTION_CHECK = {
 }
 
 
-def rerun_dirs(name: str, var: str, method: str) -> dict[str, dict]:
-    """{folder name: its environment} of one case's rerun variant under `method`."""
-    if var == conv.RESOLUTION and method == "coarse":
-        env = VARIANTS[var][0]
-        return {f"{name}.{gc.COARSE}.{s:g}": {env: f"{s:g}"} for s in gc.DEFAULT_SCALES}
+def rerun_dirs(name: str, var: str, method: str, sims=()) -> dict[str, dict]:
+    """{folder name: its environment} of one case's rerun variant under `method` (coarse:
+    the scales moved to whole pixels of the run's cells `sims`; the PML doubled at the
+    coarsest)."""
+    if method == "coarse":
+        res, pml = VARIANTS[conv.RESOLUTION][0], VARIANTS[conv.PML][0]
+        sc = gc.grid_scales(gc.DEFAULT_SCALES, list(sims))[0]
+        if var == conv.RESOLUTION:
+            return {f"{name}.{gc.COARSE}.{k}": {res: f"{s:.10g}"} for k, s in enumerate(sc)}
+        return {f"{name}.{var}.coarse": {res: f"{sc[1]:.10g}", pml: "2"}}
     return {f"{name}.{var}": {VARIANTS[var][0]: "2"}}
 
 
@@ -302,7 +307,7 @@ def run_corpus(
         sims = load_record(folder / name)
         wanted, _ = variants_needed("auto", results[name], sims, bool(design["figure_outputs"]))
         for var in wanted:
-            for sub, env in rerun_dirs(name, var, method).items():
+            for sub, env in rerun_dirs(name, var, method, sims).items():
                 d = folder / sub
                 d.mkdir(exist_ok=True)
                 (d / "sim.py").write_text(cases[name][0][0])
@@ -313,7 +318,7 @@ def run_corpus(
             str(folder / sub)
             for n, vs in reruns.items()
             for v in vs
-            for sub in rerun_dirs(n, v, method)
+            for sub in rerun_dirs(n, v, method, load_record(folder / n))
         ]
     )
     out = {}
@@ -341,15 +346,20 @@ def converged(
 ) -> dict:
     """The convergence record of one case, as reprolab.steps.convergence writes it."""
     out = []
+    sims = load_record(folder / name)
     for var in variants:
-        reruns = [folder / sub for sub in rerun_dirs(name, var, method)]
+        reruns = [folder / sub for sub in rerun_dirs(name, var, method, sims)]
         ran = all((r / "exit_code").read_text() == "0" for r in reruns)
         fos = design["figure_outputs"]
+        sc = gc.grid_scales(gc.DEFAULT_SCALES, sims)[0]
         if not ran:
             qs = []
         elif len(reruns) == 2:
             var = gc.COARSE
-            qs = gc.compare_coarse(fos, folder / name, *reruns, gc.DEFAULT_SCALES)
+            qs = gc.compare_coarse(fos, folder / name, *reruns, sc)
+        elif method == "coarse":
+            low = list(rerun_dirs(name, conv.RESOLUTION, method, sims))[-1]
+            qs = gc.pml_quantities(folder / name, folder / low, reruns[0], sc[1])
         else:
             qs = conv.compare_folders(fos, folder / name, reruns[0], var)
         out.append({"id": var, "ran": ran, "quantities": qs, "note": "" if ran else "failed"})

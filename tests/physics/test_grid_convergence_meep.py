@@ -1,0 +1,120 @@
+"""The coarse convergence method on real Meep runs: the planted corpus's under-resolved
+Bragg stack and thin-PML ring are caught, the converged thin slab is excused, and a
+band-diagram cell (Bloch-periodic, Harminv) converges only because its coarser runs keep
+whole pixels per lattice period."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from reprolab.physics import convergence as conv
+from reprolab.physics import grid_convergence as gc
+from reprolab.physics.lint import RESOLUTION_SCALE_ENV
+from reprolab.physics.record_checks import load_record
+from tests.support.planted import corpus
+
+REPO = Path(__file__).parents[2]
+CASES = [
+    "bragg_under_resolved_converge",
+    "ring_q_thin_pml_one_doubling",
+    "thin_slab_under_resolved_converged",
+]
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("coarse")
+    return corpus.run_corpus(folder, CASES, auto=set(CASES), method="coarse")
+
+
+def test_under_resolved_bragg_stack_is_caught(results):
+    """10 px per wavelength in a Bragg stack: the coarser runs' estimate of R's error is
+    beyond its band, so the resolution failure stands."""
+    found = results["bragg_under_resolved_converge"]
+    assert found["convergence:resolution_coarse"] == "fail"
+    assert found["built:resolution_ppw"] == "fail"
+
+
+def test_thin_pml_q_is_caught_by_the_pml_doubled_at_the_coarsest_scale(results):
+    """A 0.5 a PML around the ring: resolution reruns cannot see its Q error; the PML
+    doubled at 0.55x moves the Q of the measurable modes enough that twice the change
+    (the run's own PML error) fails, and so does the Q budget."""
+    found = results["ring_q_thin_pml_one_doubling"]
+    assert found["convergence:pml_2x"] == "fail" and found["convergence:q_budget"] == "fail"
+    named = corpus.PLANTED["ring_q_thin_pml_one_doubling"][1]
+    assert all(corpus.status_of(found, c) == "fail" for c in named)
+
+
+def test_converged_thin_slab_is_excused(results):
+    """A 0.1 um slab at 10 px per wavelength whose T is converged: the under-resolution
+    is excused (a warn), no convergence check fails."""
+    found = results["thin_slab_under_resolved_converged"]
+    assert found["built:resolution_ppw"] == "warn"
+    assert found["convergence:resolution_coarse"] in ("pass", "warn")
+    assert "fail" not in found.values()
+
+
+BLOCH_CELL = textwrap.dedent(
+    """
+    import os
+
+    import meep as mp
+
+    RES = float(os.environ.get("REPROLAB_RESOLUTION_SCALE", 1)) * 32
+    sim = mp.Simulation(
+        cell_size=mp.Vector3(1, 1),
+        geometry=[mp.Cylinder(radius=0.2, material=mp.Medium(epsilon=8.9))],
+        sources=[mp.Source(mp.GaussianSource(0.4, fwidth=0.6), mp.Ez, mp.Vector3(0.123, 0.071))],
+        resolution=RES,
+        k_point=mp.Vector3(0.5, 0.25),
+    )
+    h = mp.Harminv(mp.Ez, mp.Vector3(0.1234, 0.0717), 0.4, 0.6)
+    sim.run(mp.after_sources(h), until_after_sources=200)
+    """
+)
+
+
+def bloch_runs(folder: Path, scales) -> dict[float, Path]:
+    """{scale: its run folder} of the Bloch cell, all run in one process."""
+    dirs = {}
+    for s in scales:
+        d = folder / f"s{s:.6g}"
+        d.mkdir(parents=True)
+        (d / "sim.py").write_text(BLOCH_CELL)
+        (d / "env.json").write_text(json.dumps({RESOLUTION_SCALE_ENV: f"{s:.10g}"}))
+        dirs[s] = d
+    cmd = [sys.executable, "-m", "tests.support.planted.driver", *map(str, dirs.values())]
+    subprocess.run(cmd, check=True, cwd=REPO, timeout=300, capture_output=True)
+    return dirs
+
+
+def test_band_cell_converges_at_whole_pixel_scales(tmp_path):
+    """A unit Bloch cell at 32 px/a, its lossless bands' frequencies compared. At 0.8x
+    and 0.6x as configured (25.6 and 19.2 px) Meep rounds the cell to 26 and 19 px: the
+    lattice period becomes 1.016 a and 0.990 a and the bands move by -1.6 % and +1 %,
+    which the estimate reads as a large oscillating error (in the gallery's band diagram,
+    silicon rods: -1.5 % and +0.8 %, a false alarm); at the whole-pixel scales 26/32 and
+    19/32 every band converges."""
+    configured = (0.8, 0.6)
+    sc, misfit = gc.grid_scales(configured, [{"resolution": 32.0, "cell": [1.0, 1.0, 0.0]}])
+    assert sc == [26 / 32, 19 / 32] and misfit == 0
+    runs = bloch_runs(tmp_path, (1.0, *sc, *configured))
+    assert gc.grid_scales(configured, load_record(runs[1.0])) == (sc, 0)  # from the record
+    snapped = gc.compare_coarse([], runs[1.0], runs[sc[0]], runs[sc[1]], sc)
+    freqs = [q for q in snapped if q["name"].endswith("frequency")]
+    assert len(freqs) >= 3 and all("Q not compared" in q["note"] for q in freqs)  # lossless
+    assert conv.verdict(snapped) == "converged", snapped
+    assert all(q["status"] == "pass" for q in freqs), freqs
+    # attack: the same runs at the configured scales, the cell rounded by Meep: every
+    # band moves one way at 26 px and the other at 19 px, a several times larger error
+    rounded = gc.compare_coarse([], runs[1.0], runs[0.8], runs[0.6], configured)
+    assert len(rounded) == len(snapped)
+    assert all("changes oscillate" in q["note"] for q in rounded), rounded
+    worst = max(q["error_estimate"] for q in freqs)
+    assert min(q["error_estimate"] for q in rounded) > 2 * worst
