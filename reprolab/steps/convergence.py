@@ -159,7 +159,7 @@ def run_convergence(run, design_path, code_json, plan_path, out_json) -> None:
 def run_variant(run, name, design, script: Path, plan_path, stage_dir: Path) -> dict:
     """One rerun (its record in <folder>/result.json) and its comparison with the run."""
     from reprolab.artifacts import RunResult, load_plan, plan_stage, write_result
-    from reprolab.jobs import stage_run
+    from reprolab.jobs import stage_run, submit
 
     env, folder, factor = VARIANTS[name]
     var = {"id": name, "env": {env: "2"}, "folder": folder, "ran": False, "quantities": []}
@@ -175,7 +175,9 @@ def run_variant(run, name, design, script: Path, plan_path, stage_dir: Path) -> 
             rerun = stage_run.run_stage(
                 design,
                 stage.runtime_budget_minutes * factor,
-                run.config.get("simulation", {}),
+                submit.named_config(
+                    run.config.get("simulation", {}), run.paper_id, design.stage_id, run.out_dir
+                ),
                 script,
                 stage_dir / folder,
             )

@@ -162,7 +162,7 @@ def _rerun(run, design, script: Path, plan_path, folder: Path, env: dict, host):
     """(the record of the stage run with the scale variables `env`, whether it was kept)."""
     from reprolab.artifacts import RunResult, load_plan, plan_stage, write_result
     from reprolab.fileio import sha256_file
-    from reprolab.jobs import stage_run
+    from reprolab.jobs import stage_run, submit
 
     kept = host.kept_rerun(folder, script, env)
     if kept is not None:
@@ -172,7 +172,9 @@ def _rerun(run, design, script: Path, plan_path, folder: Path, env: dict, host):
         rerun = stage_run.run_stage(
             design,
             stage.runtime_budget_minutes,
-            run.config.get("simulation", {}),
+            submit.named_config(
+                run.config.get("simulation", {}), run.paper_id, design.stage_id, run.out_dir
+            ),
             script,
             folder,
         )

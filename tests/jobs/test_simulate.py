@@ -334,3 +334,13 @@ def test_every_failure_record_says_what_to_do():
         got = failure(kind, "detail", "log")
         assert set(got) == {"kind", "summary", "action", "log_tail"}, kind
         assert got["action"] == action in ACTIONS and got["summary"].startswith(words), kind
+
+
+def test_a_stage_config_names_its_jobs_without_changing_the_config(tmp_path):
+    from reprolab.jobs import submit
+
+    cfg = {"executor": "slurm", "max_mpi_ranks": 2}
+    named = submit.named_config(cfg, "paper_x", "stage1_a", tmp_path)
+    assert named["job_name"] == submit.job_name("paper_x", "stage1_a", tmp_path)
+    assert named["job_name"].startswith("reprolab-paper_x-stage1_a-")
+    assert "job_name" not in cfg and named["max_mpi_ranks"] == 2

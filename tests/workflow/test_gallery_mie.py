@@ -2,8 +2,8 @@
 lossless sphere, n = 1.5, r = 0.5 µm, against the size parameter x = 2πr/λ, its truth
 the Mie series) through the real pipeline offline: real Snakemake, real Meep in 3D (two
 mirror planes), the replay recordings, and the convergence evidence from the coarser
-runs (`checks.convergence: true`, `convergence_method: coarse`: reruns at 0.8 and 0.6
-of the resolution).
+runs (`checks.convergence: true`; the default `convergence_method: auto` picks
+`coarse` for a 3D stage: reruns at 0.75 and 0.55 of the resolution).
 
 The correct run is SUCCESS on the paper's size-parameter axis (the run writes
 wavelength_um: converted through the paper's scatterer_radius), passes the lossless
@@ -52,7 +52,7 @@ def _mie():
 @pytest.fixture(scope="module")
 def mie_run(tmp_path_factory) -> Path:
     wd = tmp_path_factory.mktemp("mie")
-    write_config(wd, [EXAMPLE], checks={"convergence": True, "convergence_method": "coarse"})
+    write_config(wd, [EXAMPLE], checks={"convergence": True})
     started = time.time()
     run = snakemake(wd)
     print(f"mie sphere with coarse convergence: {time.time() - started:.0f} s")
@@ -117,7 +117,8 @@ def test_the_convergence_evidence_is_present(mie_run):
     assert conv["status"] == "converged", conv
     (variant,) = conv["variants"]
     assert variant["id"] == "resolution_coarse" and variant["ran"], variant
-    for scale in ("0.8", "0.6"):
+    assert conv["method"] == "coarse", conv.get("method")  # auto's choice in 3D
+    for scale in ("0.75", "0.55"):
         result = read_json(stage / f"convergence_{scale}x" / "result.json")
         assert result["exit_code"] == 0
         print(f"coarse rerun {scale}x: {result['runtime_seconds']:.0f} s")
