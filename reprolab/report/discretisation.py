@@ -43,6 +43,7 @@ def error_lines(fig_id: str, stage_dir: Path) -> list[str]:
         "`resolution_coarse`: Richardson estimate at the run's resolution from two coarser "
         "runs, `resolution_2x`: the change at twice the resolution):",
         "",
+        *escalation_lines(conv),
         *table_header("quantity", "reproduced", "est. error", "order", "status"),
     ]
     for q in rows:
@@ -51,6 +52,22 @@ def error_lines(fig_id: str, stage_dir: Path) -> list[str]:
             f"{_fmt(q.get('error_estimate'))} | {order_cell(q)} | {q['status']} |"
         )
     return [*md, ""]
+
+
+def escalation_lines(conv: dict) -> list[str]:
+    """What the coarser runs found when the 2x rerun was run after them and decided
+    (`checks.convergence_method: auto` in 2D), or that they sufficed."""
+    esc = conv.get("escalation")
+    if not esc:
+        return []
+    if not esc.get("escalated"):
+        return [f"The coarser runs showed convergence ({esc['coarse_status']}): no 2x rerun.", ""]
+    why = "; ".join(esc["why"][:3]) + ("; ..." if len(esc["why"]) > 3 else "")
+    return [
+        f"The coarser runs did not show convergence ({esc['coarse_status']}: {why}); the 2x "
+        "rerun was run and decided: the errors below are its changes.",
+        "",
+    ]
 
 
 def order_cell(q: dict) -> str:

@@ -6,7 +6,9 @@ reruns a stage whose as-built pixels per wavelength are under `PPW_AS_BUILT.warn
 stage that ran Harminv; `true` reruns every simulation stage; `false` never (then an
 under-resolved run fails, with nothing to excuse it). A stage that needs no rerun, or
 whose script does not read the scale variable, says so in convergence.json: no rerun is
-ever pretended.
+ever pretended. How the resolution is varied is `checks.convergence_method`
+(reprolab.steps.grid_convergence); under `auto` a 2D stage's coarser runs come first and
+the 2x rerun follows only when they do not show convergence (`escalate`).
 """
 
 from __future__ import annotations
@@ -137,23 +139,73 @@ def run_convergence(run, design_path, code_json, plan_path, out_json) -> None:
         atomic_write_json(out_json, result)
         return
     script = Path(record.get("script") or stage_dir / "simulation.py")
+    resolution_evidence(result, names, (run, design, script, plan_path, stage_dir))
+    atomic_write_json(out_json, result)
+
+
+def resolution_evidence(result: dict, wanted: list[str], args: tuple) -> None:
+    """The reruns of `wanted` under `checks.convergence_method` into `result` (variants,
+    quantities, status, note, Meep seconds); `args`: (run, design, script, plan path,
+    stage folder)."""
     from reprolab.steps import grid_convergence as grid
 
-    names, result["scale"] = grid.resolution_variants(run.config, names, design.dimensions)
+    run, design = args[:2]
+    names, result["scale"] = grid.resolution_variants(run.config, wanted, design.dimensions)
     result["method"] = grid.method(run.config, design.dimensions)
+    result["variants"] = run_variants(names, *args)
+    if names != wanted and grid.escalates(run.config, design.dimensions):
+        escalate(result, wanted, args)
+    result["extra_meep_seconds"] += sum(v.get("runtime_seconds") or 0.0 for v in result["variants"])
+    result["quantities"] = [q for v in result["variants"] for q in v["quantities"]]
+    result["status"] = conv_mod.verdict(result["quantities"])
+    notes = [v["note"] for v in result["variants"] if v["note"]]
+    if "escalation" in result:
+        notes.insert(0, result["escalation"]["note"])
+    result["note"] = "; ".join(notes)
+
+
+def run_variants(names: list[str], run, design, script, plan_path, stage_dir) -> list[dict]:
+    """Each rerun variant in turn (the coarser runs' or the 2x reruns), kept ones reused."""
+    from reprolab.steps import grid_convergence as grid
+
     coarse = {grid.COARSE: grid.run_coarse, grid.PML_COARSE: grid.run_pml_coarse}
+    out = []
     for name in names:
         if name in coarse:
             # this module's rerun helpers, passed in: grid_convergence does not import it
-            var = coarse[name](run, design, script, plan_path, stage_dir, sys.modules[__name__])
+            out.append(
+                coarse[name](run, design, script, plan_path, stage_dir, sys.modules[__name__])
+            )
         else:
-            var = run_variant(run, name, design, script, plan_path, stage_dir)
-        result["variants"].append(var)
-        result["extra_meep_seconds"] += var.get("runtime_seconds") or 0.0
-    result["quantities"] = [q for v in result["variants"] for q in v["quantities"]]
-    result["status"] = conv_mod.verdict(result["quantities"])
-    result["note"] = "; ".join(v["note"] for v in result["variants"] if v["note"])
-    atomic_write_json(out_json, result)
+            out.append(run_variant(run, name, design, script, plan_path, stage_dir))
+    return out
+
+
+def escalate(result: dict, wanted: list[str], args: tuple) -> None:
+    """`auto` in 2D: when the coarser runs do not show convergence, the 2x reruns the
+    policy asked for run and decide; the coarse evidence stays in `escalation` (its
+    variants, status and Meep seconds, which count in extra_meep_seconds)."""
+    from reprolab.steps import grid_convergence as grid
+
+    coarse = result["variants"]
+    why = grid.unconvincing(coarse)
+    status = conv_mod.verdict([q for v in coarse for q in v["quantities"]])
+    seconds = sum(v.get("runtime_seconds") or 0.0 for v in coarse)
+    esc = {"escalated": bool(why), "why": why, "coarse_status": status}
+    esc.update(coarse_scale=result["scale"], coarse_meep_seconds=seconds)
+    if not why:
+        esc["note"] = "the coarser runs showed convergence: no 2x rerun (auto in 2D)"
+        result["escalation"] = esc
+        return
+    shown = "; ".join(why[:4]) + (f"; and {len(why) - 4} more" if len(why) > 4 else "")
+    esc.update(coarse_variants=coarse, decided_by=grid.METHODS[2])
+    esc["note"] = (
+        f"the coarser runs did not show convergence ({status}: {shown}); escalated to the "
+        "2x rerun, which decided (auto in 2D)"
+    )
+    result.update(escalation=esc, scale=2, extra_meep_seconds=seconds)
+    result["method"] = f"{result['method']}, escalated to {grid.METHODS[2]}"
+    result["variants"] = run_variants(wanted, *args)
 
 
 def run_variant(run, name, design, script: Path, plan_path, stage_dir: Path) -> dict:

@@ -222,12 +222,15 @@ def test_a_feature_missing_from_a_coarser_run_warns():
 
 
 def test_method_and_scales_settings():
-    """auto (the default) takes the coarser runs in 3D only; its PML evidence is the PML
-    doubled at the coarsest scale."""
+    """auto (the default) starts with the coarser runs in 2D and 3D, escalating to the 2x
+    rerun in 2D only; its PML evidence is the PML doubled at the coarsest scale."""
     assert step.method({}) == "auto"
-    assert [step.method({}, d) for d in (1, 2, 3)] == ["refine_2x", "refine_2x", "coarse"]
+    assert [step.method({}, d) for d in (1, 2, 3)] == ["refine_2x", "coarse", "coarse"]
+    assert [step.escalates({}, d) for d in (1, 2, 3)] == [False, True, False]
+    assert not step.escalates({"checks": {"convergence_method": "coarse"}}, 2)
     both = [conv.RESOLUTION, conv.PML]
-    assert step.resolution_variants({}, both, 2) == (both, 2)
+    assert step.resolution_variants({}, both, 1) == (both, 2)
+    assert step.resolution_variants({}, both, 2) == ([gc.COARSE, step.PML_COARSE], [0.75, 0.55])
     assert step.resolution_variants({}, both, 3) == ([gc.COARSE, step.PML_COARSE], [0.75, 0.55])
     cfg = {"checks": {"convergence_method": "coarse"}}
     assert step.method(cfg, 1) == "coarse"
@@ -284,3 +287,27 @@ def test_defaults_agree_auto_and_the_scales():
         gc.COARSE,
         step.PML_COARSE,
     ]
+
+
+def test_coarse_evidence_that_does_not_show_convergence_is_named():
+    """What escalates `auto` in 2D: a warn (a mode a coarser run missed), a fail, an
+    order the estimate could not use, a variant not run; passing rows with a solved
+    order escalate nothing. Each reason names its quantity."""
+
+    def row(name, status="pass", note=""):
+        return {"name": name, "status": status, "note": note}
+
+    ok = {"id": gc.COARSE, "ran": True, "quantities": [row("fig1/T pointwise max change")]}
+    assert step.unconvincing([ok]) == []
+    for bad, why in [
+        (row("mode 0 Q", "warn", "no mode of the 0.55x run near it"), "mode 0 Q: warn"),
+        (row("mode 0 Q", "fail"), "mode 0 Q: fail"),
+        (row("peak 0 position", note="changes oscillate (1 at 0.75x): no order"), "oscillate"),
+        (row("peak 0 position", note="order not determined (changes ...)"), "not determined"),
+    ]:
+        var = {**ok, "quantities": [*ok["quantities"], bad]}
+        (found,) = step.unconvincing([var])
+        assert found.startswith(bad["name"] + ": ") and why in found, found
+    skipped = {"id": conv.PML, "ran": False, "quantities": [], "note": "the script ignores X"}
+    assert step.unconvincing([ok, skipped]) == ["pml_2x: the script ignores X"]
+    assert step.unconvincing([{**ok, "quantities": []}]) == ["resolution_coarse: nothing compared"]

@@ -118,3 +118,40 @@ def test_band_cell_converges_at_whole_pixel_scales(tmp_path):
     assert all("changes oscillate" in q["note"] for q in rounded), rounded
     worst = max(q["error_estimate"] for q in freqs)
     assert min(q["error_estimate"] for q in rounded) > 2 * worst
+
+
+@pytest.fixture(scope="module")
+def auto_results(tmp_path_factory):
+    """The planted correct ring and the same ring at 5 px/a under `auto` (2D: the
+    coarser runs first, the 2x reruns when they do not show convergence)."""
+    from tests.support.planted.scripts2d import ring_script
+
+    records: dict = {}
+    folder = tmp_path_factory.mktemp("auto")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(corpus.PLANTED, "ring_5px", (ring_script(resolution=5), ["x"]))
+        names = ["ring_resonator_converged", "ring_5px"]
+        found = corpus.run_corpus(folder, names, set(names), "auto", records)
+    return folder, found, records
+
+
+def test_auto_escalates_the_correct_ring_and_the_2x_rerun_passes_it(auto_results):
+    """Its coarser runs (8 and 6 px/a) are pre-asymptotic in Q: alone they failed it
+    (the coarse method's false alarm). Under auto the 2x reruns decide: no failure."""
+    folder, found, records = auto_results
+    esc = records["ring_resonator_converged"]["escalation"]
+    assert esc["escalated"] and esc["coarse_status"] == "not_converged", esc
+    coarse = {c["id"] for c in esc["coarse_variants"]}
+    assert coarse == {gc.COARSE, conv.PML}
+    assert "fail" not in found["ring_resonator_converged"].values()
+    assert found["ring_resonator_converged"]["convergence:resolution_2x"] in ("pass", "warn")
+    assert (folder / "ring_resonator_converged.resolution_2x").is_dir()
+
+
+def test_auto_catches_an_under_resolved_ring(auto_results):
+    """The ring at 5 px/a: the coarser runs do not show convergence, the 2x rerun moves
+    its modes beyond their limits: the resolution failure stands."""
+    _, found, records = auto_results
+    assert records["ring_5px"]["escalation"]["escalated"]
+    assert found["ring_5px"]["convergence:resolution_2x"] == "fail"
+    assert found["ring_5px"]["built:resolution_ppw"] == "fail"

@@ -18,6 +18,7 @@ from reprolab.physics import checks, lint
 from reprolab.physics import convergence as conv
 from reprolab.physics import grid_convergence as gc
 from reprolab.physics.record_checks import load_record
+from reprolab.steps import grid_convergence as grid_step
 from reprolab.steps.convergence import VARIANTS, variants_needed
 from tests.support.planted.scripts import plane_wave_script, slab_script
 from tests.support.planted.scripts2d import (
@@ -254,6 +255,8 @@ AUTO = {
 
 
 def _drive(dirs: list[str]) -> None:
+    if not dirs:
+        return
     subprocess.run(
         [sys.executable, "-m", "tests.support.planted.driver", *dirs],
         check=True,
@@ -283,15 +286,36 @@ def rerun_dirs(name: str, var: str, method: str, sims=()) -> dict[str, dict]:
     return {f"{name}.{var}": {VARIANTS[var][0]: "2"}}
 
 
+def case_method(method: str, design: dict) -> str:
+    """The method a case's reruns start with (`auto`: by its dimensions)."""
+    return method if method != "auto" else grid_step.method({}, design.get("dimensions"))
+
+
+def _write_reruns(folder: Path, name: str, code: str, variants, method: str) -> list[str]:
+    """The rerun folders (script and environment) of one case's variants under `method`."""
+    subs = []
+    for var in variants:
+        for sub, env in rerun_dirs(name, var, method, load_record(folder / name)).items():
+            d = folder / sub
+            d.mkdir(exist_ok=True)
+            (d / "sim.py").write_text(code)
+            (d / "env.json").write_text(json.dumps(env))
+            subs.append(str(d))
+    return subs
+
+
 def run_corpus(
     folder: Path,
     names: list[str] | None = None,
     auto: set[str] | None = None,
     method: str = "refine_2x",
+    records: dict | None = None,
 ) -> dict[str, dict[str, str]]:
     """{case: {check name: status}} of every case, run in one process; the cases in
     `auto` (default AUTO) then rerun as the convergence policy asks under `method`
-    (checks.convergence_method), in a second one."""
+    (checks.convergence_method; `auto`: a 2D case whose coarser runs do not show
+    convergence reruns at 2x in a third process, as the convergence step escalates), in
+    a second one. `records`, when given, receives each rerun case's convergence record."""
     cases = {**PLANTED, **{k: (v, []) for k, v in CORRECT.items()}}
     names = names or list(cases)
     auto = AUTO if auto is None else auto
@@ -301,35 +325,51 @@ def run_corpus(
         (folder / name / "sim.py").write_text(code)
     _drive([str(folder / n) for n in names])
     results = {name: judge(folder / name, *cases[name][0]) for name in names}
-    reruns = {}
+    reruns, subs = {}, []
     for name in [n for n in names if n in auto]:
-        design = cases[name][0][1]
+        (code, design), _ = cases[name]
         sims = load_record(folder / name)
         wanted, _ = variants_needed("auto", results[name], sims, bool(design["figure_outputs"]))
-        for var in wanted:
-            for sub, env in rerun_dirs(name, var, method, sims).items():
-                d = folder / sub
-                d.mkdir(exist_ok=True)
-                (d / "sim.py").write_text(cases[name][0][0])
-                (d / "env.json").write_text(json.dumps(env))
-            reruns.setdefault(name, []).append(var)
-    _drive(
-        [
-            str(folder / sub)
-            for n, vs in reruns.items()
-            for v in vs
-            for sub in rerun_dirs(n, v, method, load_record(folder / n))
-        ]
-    )
+        reruns[name] = (wanted, case_method(method, design))
+        subs += _write_reruns(folder, name, code, *reruns[name])
+    _drive(subs)
+    found = {n: converged(folder, n, cases[n][0][1], *reruns[n]) for n in reruns}
+    if method == "auto":
+        found.update(_escalated(folder, cases, reruns, found))
     out = {}
     for name in names:
         result = results[name]
         if name in auto:
-            variants = reruns.get(name, [])
-            result, _ = conv.with_convergence(
-                result, converged(folder, name, cases[name][0][1], variants, method)
-            )
+            result, _ = conv.with_convergence(result, found[name])
         out[name] = {c["name"]: c["status"] for c in result["checks"]}
+    if records is not None:
+        records.update(found)
+    return out
+
+
+def _escalated(folder: Path, cases: dict, reruns: dict, found: dict) -> dict:
+    """The 2x reruns of the cases whose coarser runs did not show convergence (`auto`
+    in 2D), each record with the coarse evidence in `escalation`."""
+    esc = {}
+    for name, (wanted, method) in reruns.items():
+        dims = cases[name][0][1].get("dimensions")
+        why = grid_step.unconvincing(found[name]["variants"])
+        if wanted and method == "coarse" and grid_step.escalates({}, dims) and why:
+            esc[name] = {"escalated": True, "why": why, "coarse_status": found[name]["status"]}
+            esc[name]["coarse_variants"] = found[name]["variants"]
+        elif wanted and method == "coarse" and grid_step.escalates({}, dims):
+            found[name]["escalation"] = {"escalated": False, "why": []}
+    _drive(
+        [
+            sub
+            for n in esc
+            for sub in _write_reruns(folder, n, cases[n][0][0], reruns[n][0], "refine_2x")
+        ]
+    )
+    out = {}
+    for name, record in esc.items():
+        out[name] = converged(folder, name, cases[name][0][1], reruns[name][0], "refine_2x")
+        out[name]["escalation"] = record
     return out
 
 
