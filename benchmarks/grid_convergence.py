@@ -192,9 +192,10 @@ def main() -> None:
         "(absolute seconds vary; each run in its own process, one after the other, the "
         f"least of {REPEATS} kept, the 2x rerun once). "
         f"Coarse: runs at {mid:g}x and {low:g}x of the resolution, each moved to whole "
-        "pixels of the case's cell (checks.convergence_method: coarse; `auto` picks it "
-        "in 3D); 2x: one rerun at twice it (refine_2x). Ratios are of the case's own "
-        "run; the model is pixels times steps, sum of s^(d+1) against 2^(d+1). Seconds "
+        "pixels of the case's cell (checks.convergence_method: coarse; `auto` decides by "
+        "it in 3D and starts with it in 2D); 2x: one rerun at twice it (refine_2x). "
+        "Ratios are of the case's own run; the model is pixels times steps, sum of "
+        "s^(d+1) against 2^(d+1). Seconds "
         "are Meep's own time stepping (its 'Elapsed run time' lines, summed over the "
         "script's runs); each run's fixed costs (set-up, flux and DFT output) weigh on "
         "the smallest cases.",

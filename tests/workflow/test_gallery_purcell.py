@@ -2,7 +2,8 @@
 between two perfect mirrors L apart, F against L/λ on a log axis; the paper's points
 by the method of images, its reference curve the mode sum, both analytic) through the
 real pipeline offline: real Snakemake, real Meep (dft_ldos between metal plates and in
-vacuum, 24 px/a, and the 2x rerun every LDOS stage gets), the replay recordings.
+vacuum, 24 px/a, and the convergence evidence every LDOS stage gets), the replay
+recordings.
 
 The correct run is SUCCESS within 1 % everywhere on the log axis, agrees with the
 paper's data and its mode sum, and raises no check above pass. Wrong on purpose,
