@@ -120,7 +120,11 @@ def test_the_correct_run_raises_no_false_alarm(disk_run):
     assert checks_verdict(disk_run) == "pass", [c for c in found.values() if c["status"] != "pass"]
     conv = json.loads((stage_dir(disk_run) / "convergence.json").read_text())
     assert conv["status"] == "converged", conv
-    assert {v["id"] for v in conv["variants"]} == {"resolution_2x", "pml_2x"}
+    # auto in 2D: the coarser runs (and the PML doubled at the coarsest scale) show
+    # convergence, so no 2x rerun runs
+    assert {v["id"] for v in conv["variants"]} == {"resolution_coarse", "pml_2x"}
+    assert conv["escalation"]["escalated"] is False, conv["escalation"]
+    assert not (stage_dir(disk_run) / "convergence_2x").exists()
     assert verdict(disk_run)["status"] == "completed_success", verdict(disk_run)
     assert "| Overall classification | **SUCCESS** |" in report_text(disk_run)
 
