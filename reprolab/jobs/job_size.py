@@ -138,6 +138,25 @@ def _vector(node, consts: lint.Consts) -> list[float] | None:
     return None if any(v is None for v in out) else [float(v) for v in out]
 
 
+def _assigned_vector(tree: ast.Module, name: str, consts: lint.Consts) -> list[float] | None:
+    """The largest Vector3 a name is assigned anywhere (plain or tuple assignment): a
+    script that meshes two cells (the structure, then a reference) under one name is
+    sized by the larger."""
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Assign):
+            continue
+        for target in node.targets:
+            pairs = [(target, node.value)]
+            if isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple):
+                pairs = list(zip(target.elts, node.value.elts, strict=False))
+            for t, value in pairs:
+                if isinstance(t, ast.Name) and t.id == name:
+                    vec = _vector(value, consts)
+                    found += [vec] if vec else []
+    return max(found, key=lambda v: math.prod(c for c in v if c > 0), default=None)
+
+
 def _dispersive(tree: ast.Module, consts: lint.Consts) -> bool:
     """A meep.materials medium or a Medium with susceptibilities or a conductivity."""
     if consts.meep_materials:
@@ -210,7 +229,10 @@ def script_facts(design, code: str, env: dict[str, str] | None = None) -> dict:
     cell = res = None
     cylindrical = False
     for s in sims:
-        cell = cell or _vector(lint.kwarg(s, "cell_size"), consts)
+        given = lint.kwarg(s, "cell_size")
+        cell = cell or _vector(given, consts)
+        if cell is None and isinstance(given, ast.Name):
+            cell = _assigned_vector(tree, given.id, consts)
         res = res or consts.eval(lint.kwarg(s, "resolution"))
         dims = lint.kwarg(s, "dimensions")
         cylindrical = cylindrical or (dims is not None and "CYLINDRICAL" in lint.dotted(dims))
@@ -240,6 +262,11 @@ def script_facts(design, code: str, env: dict[str, str] | None = None) -> dict:
         "bounded": bounded and bool(lengths),
         "dispersive": _dispersive(tree, consts),
         "cylindrical": cylindrical,
+        "force_complex": any(
+            isinstance(k, ast.Constant) and k.value is True
+            for s in sims
+            for k in [lint.kwarg(s, "force_complex_fields")]
+        ),
         "notes": notes,
     }
 
@@ -267,6 +294,7 @@ def for_stage(design, code: str | None, sim_cfg: dict, env: dict | None = None) 
         symmetries=[s.kind for s in design.symmetries],
         max_ranks=max_ranks,
         runs=max(1, facts["runs"]),
+        complex_fields=_complex_fields(design, facts),
     )
     notes = list(facts["notes"]) + size.notes
     if design.resolution and abs(facts["resolution"] - design.resolution) > 1e-9:
@@ -280,6 +308,7 @@ def for_stage(design, code: str | None, sim_cfg: dict, env: dict | None = None) 
         "run_time": facts["run_time"],
         "runs": facts["runs"],
         "dispersive": facts["dispersive"],
+        "complex_fields": _complex_fields(design, facts),
         "symmetries": [s.kind for s in design.symmetries],
         "grid_cells": size.cells,
         "time_steps": size.steps,
@@ -295,6 +324,13 @@ def for_stage(design, code: str | None, sim_cfg: dict, env: dict | None = None) 
         inputs,
         notes,
     )
+
+
+def _complex_fields(design, facts: dict) -> bool:
+    """Whether Meep runs complex fields: a Bloch k-point other than Γ, cylindrical
+    coordinates at m != 0, or the script forces them."""
+    bloch = any(any(c for c in k) for k in design.k_points)
+    return bool(bloch or (facts.get("cylindrical") and any(design.m)) or facts.get("force_complex"))
 
 
 def _no_simulation(points: int) -> JobSize:

@@ -299,3 +299,28 @@ def test_a_decay_stop_built_in_a_helper_function_is_read_through_it():
     assert "field-decay stop" in job.notes[0]
     opaque = SCRIPT.format(until="stop_somehow()")  # no such helper: still not read
     assert job_size.for_stage(design_2d(), opaque, {}, env={}).source == "agent"
+
+
+def test_a_cell_assigned_in_branches_is_sized_by_the_larger():
+    two_cells = SCRIPT.replace(
+        "CELL = 4 + 2 * 1.0\n",
+        "CELL = 4 + 2 * 1.0\nif True:\n    cell = mp.Vector3(CELL, 2)\nelse:\n"
+        "    cell, other = mp.Vector3(CELL, CELL), []\n",
+    ).replace("cell_size=mp.Vector3(CELL, CELL)", "cell_size=cell")
+    job = job_size.for_stage(design_2d(), two_cells.format(until=100), {}, env={})
+    assert job.source == "design" and job.inputs["cell"] == [6.0, 6.0, 0.0], job.notes
+
+
+def test_complex_fields_double_the_grid_work():
+    real = sizing.estimate([6, 6], 20, 100)
+    cplx = sizing.estimate([6, 6], 20, 100, complex_fields=True)
+    fixed = sizing.estimate([6, 6], 20, 100, runs=1)
+    grid_work = sizing.SECONDS_PER_CELL_STEP[2] * real.cells * real.steps
+    assert cplx.core_seconds - real.core_seconds == pytest.approx(grid_work, rel=1e-9)
+    assert fixed.core_seconds == real.core_seconds
+    when = job_size._complex_fields  # Bloch away from Γ, cylindrical m != 0, forced
+    assert when(SimpleNamespace(k_points=[[0, 0, 0], [0.5, 0, 0]], m=[]), {})
+    assert not when(SimpleNamespace(k_points=[[0, 0, 0]], m=[]), {})
+    assert when(SimpleNamespace(k_points=[], m=[5]), {"cylindrical": True})
+    assert not when(SimpleNamespace(k_points=[], m=[0]), {"cylindrical": True})
+    assert when(SimpleNamespace(k_points=[], m=[]), {"force_complex": True})
