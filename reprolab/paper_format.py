@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -420,24 +420,11 @@ class KeyValue(Strict):
     note: str = ""
 
 
-class UnitLength(Strict):
-    value: float = Field(gt=0, description="The length a of the paper's normalized units.")
-    unit: str = Field(description="Its unit: nm, um, mm, m.")
+class _Length(Strict):
+    """A length in SI units (nm, um, mm, m); `_of` names it in an error."""
 
-    @model_validator(mode="after")
-    def _length_unit(self):
-        valid = [u for u in units.UNITS["length"] if not units.normalized(u)]
-        if self.unit not in valid:
-            raise ValueError(f"'{self.unit}' is not a length unit for a; valid: {', '.join(valid)}")
-        return self
-
-    @property
-    def metres(self) -> float:
-        return self.value * units.UNITS["length"][self.unit]
-
-
-class ScattererRadius(Strict):
-    value: float = Field(gt=0, description="The radius r of the paper's scatterer.")
+    _of: ClassVar[str] = "a length"
+    value: float = Field(gt=0)
     unit: str = Field(description="Its unit: nm, um, mm, m.")
 
     @model_validator(mode="after")
@@ -445,14 +432,23 @@ class ScattererRadius(Strict):
         valid = [u for u in units.UNITS["length"] if not units.normalized(u)]
         if self.unit not in valid:
             raise ValueError(
-                f"'{self.unit}' is not a length unit for the scatterer's radius; "
-                f"valid: {', '.join(valid)}"
+                f"'{self.unit}' is not a length unit for {self._of}; valid: {', '.join(valid)}"
             )
         return self
 
     @property
     def metres(self) -> float:
         return self.value * units.UNITS["length"][self.unit]
+
+
+class UnitLength(_Length):
+    _of: ClassVar[str] = "a"
+    value: float = Field(gt=0, description="The length a of the paper's normalized units.")
+
+
+class ScattererRadius(_Length):
+    _of: ClassVar[str] = "the scatterer's radius"
+    value: float = Field(gt=0, description="The radius r of the paper's scatterer.")
 
 
 def size_parameter_axes(figures: list) -> list[str]:

@@ -125,17 +125,12 @@ class RunConsts(lint.Consts):
 
 
 def _vector(node, consts: lint.Consts) -> list[float] | None:
+    """A Vector3 the script gives (a literal, or a name bound to one), every component
+    known; else None."""
     if isinstance(node, ast.Name):
         node = consts.calls.get(node.id)
-    if not (isinstance(node, ast.Call) and lint.dotted(node.func).endswith("Vector3")):
-        return None
-    out: list[float | None] = [0.0, 0.0, 0.0]
-    for i, arg in enumerate(node.args[:3]):
-        out[i] = consts.eval(arg)
-    for k in node.keywords:
-        if k.arg in ("x", "y", "z"):
-            out["xyz".index(k.arg)] = consts.eval(k.value)
-    return None if any(v is None for v in out) else [float(v) for v in out]
+    out = lint.vector3(node, consts) if node is not None else None
+    return None if out is None or None in out else [float(v) for v in out]
 
 
 def _assigned_vector(tree: ast.Module, name: str, consts: lint.Consts) -> list[float] | None:

@@ -504,12 +504,12 @@ def _source_reaches_pml(tree: ast.Module, consts: Consts, call: ast.Call, size) 
     """Whether a sized source reaches the PML: True when some extent fills the cell
     inside the PML (or is mp.inf), False for a compact source (e.g. across a waveguide),
     None when the extents, the cell or the PML cannot be read."""
-    ext = _vector(size, consts)
+    ext = vector3(size, consts)
     sims = calls(tree, "Simulation")
     cell_node = kwarg(sims[0], "cell_size") if sims else None
     if isinstance(cell_node, ast.Name):
         cell_node = consts.calls.get(cell_node.id)
-    cell = _vector(cell_node, consts) if cell_node is not None else None
+    cell = vector3(cell_node, consts) if cell_node is not None else None
     pmls = calls(tree, "PML")
     pml = consts.eval(pmls[0].args[0] if pmls[0].args else kwarg(pmls[0], "thickness"))
     if ext is None or cell is None or pml is None:
@@ -668,7 +668,7 @@ def _dispersive(node: ast.AST | None, consts: Consts) -> str | None:
     return None
 
 
-def _vector(node: ast.AST | None, consts: Consts) -> list[float | None] | None:
+def vector3(node: ast.AST | None, consts: Consts) -> list[float | None] | None:
     """(x, y, z) of a literal `mp.Vector3(...)`: None for a component that cannot be
     evaluated (mp.inf included); None when the node is not a Vector3 call."""
     if node is None:
@@ -699,8 +699,8 @@ def film_findings(tree: ast.Module, consts: Consts, resolution: float) -> list[C
     for call in calls(tree, "Block"):
         name = _dispersive(kwarg(call, "material"), consts)
         size, center = (
-            _vector(kwarg(call, "size"), consts),
-            _vector(kwarg(call, "center"), consts),
+            vector3(kwarg(call, "size"), consts),
+            vector3(kwarg(call, "center"), consts),
         )
         if name is None or size is None or center is None:
             continue
