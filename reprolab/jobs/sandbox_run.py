@@ -58,7 +58,7 @@ RANK_ENVS = ("OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID")
 def record_usage(workdir: str) -> None:
     """At exit: this rank's user + system CPU seconds and peak resident MB (itself and
     what it waited on), as the rank reports them, in `.usage.<rank>.json` (created
-    anew, never written through a link)."""
+    anew under the umask, never written through a link)."""
     rank = next((os.environ[k] for k in RANK_ENVS if os.environ.get(k, "").isdigit()), "0")
     path = os.path.join(workdir, f"{USAGE_PREFIX}{rank}.json")
 
@@ -75,7 +75,7 @@ def record_usage(workdir: str) -> None:
         try:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)  # whatever the script left there, a link included
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
         except OSError:
             return  # the figures are a report; the run's own outcome stands
         with os.fdopen(fd, "w", encoding="utf-8") as fh:

@@ -110,10 +110,10 @@ def job_name(paper_id: str, stage_id: str, out_dir: str | Path) -> str:
     return f"reprolab-{paper_id}-{stage_id}-{hashlib.sha256(where).hexdigest()[:6]}"
 
 
-def named_config(sim_cfg: dict, paper_id: str, stage_id: str, out_dir: str | Path) -> dict:
-    """`simulation` config for one stage's job: its Slurm name (`job_name`) set, so the
-    stage's convergence reruns are told apart in `squeue` like the stage itself."""
-    return {**sim_cfg, "job_name": job_name(paper_id, stage_id, out_dir)}
+def named_config(sim_cfg: dict, paper_id: str, run_id: str, out_dir: str | Path) -> dict:
+    """`simulation` config with its Slurm name (`job_name`) set: a stage's convergence
+    rerun is named `<stage>-<folder>`, its own in `squeue`, never the stage's."""
+    return {**sim_cfg, "job_name": job_name(paper_id, run_id, out_dir)}
 
 
 @dataclass(frozen=True)

@@ -228,7 +228,10 @@ def run_variant(run, name, design, script: Path, plan_path, stage_dir: Path) -> 
                 design,
                 stage.runtime_budget_minutes * factor,
                 submit.named_config(
-                    run.config.get("simulation", {}), run.paper_id, design.stage_id, run.out_dir
+                    run.config.get("simulation", {}),
+                    run.paper_id,
+                    f"{design.stage_id}-{folder}",
+                    run.out_dir,
                 ),
                 script,
                 stage_dir / folder,

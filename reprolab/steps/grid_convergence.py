@@ -205,7 +205,10 @@ def _rerun(run, design, script: Path, plan_path, folder: Path, env: dict, host):
             design,
             stage.runtime_budget_minutes,
             submit.named_config(
-                run.config.get("simulation", {}), run.paper_id, design.stage_id, run.out_dir
+                run.config.get("simulation", {}),
+                run.paper_id,
+                f"{design.stage_id}-{Path(folder).name}",
+                run.out_dir,
             ),
             script,
             folder,

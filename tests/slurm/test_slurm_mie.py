@@ -60,7 +60,8 @@ def test_each_job_got_the_request_derived_from_its_design(mie_on_slurm, run):
     assert size["source"] == "design", size["notes"]  # the script's cell and resolution
     asked = size["request"]
     (job,) = scontrol_job(str(record["job_id"]))
-    assert job["JobName"].startswith(f"reprolab-{PAPER}-{STAGE}"), job["JobName"]
+    # the stage's job, or a rerun's named after its folder: each its own in squeue
+    assert job["JobName"].startswith(f"reprolab-{PAPER}-{STAGE}-{run + '-' if run else ''}")
     assert job["NumTasks"] == str(asked["ranks"]) == str(record["mpi_ranks"])
     hours, minutes = divmod(asked["time_min"], 60)
     assert job["TimeLimit"] == f"{hours:02d}:{minutes:02d}:00", (job["TimeLimit"], asked)
