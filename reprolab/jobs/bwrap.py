@@ -80,6 +80,8 @@ def availability() -> tuple[bool, str]:
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return False, f"bwrap failed to start: {exc}"
+    if proc.returncode < 0:  # killed (a cancelled job), not refused
+        return False, f"the bwrap probe was killed by signal {-proc.returncode}"
     if proc.returncode != 0:
         return False, f"bwrap cannot create namespaces here: {proc.stderr.strip()[:300]}"
     return True, ""

@@ -87,9 +87,13 @@ def failure(kind: str, detail: str, log_tail: str = "") -> dict:
 
 def classify_failure(record: dict, slurm_state: dict | None = None) -> dict | None:
     """None when the run succeeded; otherwise what went wrong, in plain words."""
-    if record.get("sandbox_failure"):
-        return record["sandbox_failure"]  # the sandbox saw the limit crossed: its kind wins
     state = (slurm_state or {}).get("JobState", "")
+    boxed = record.get("sandbox_failure")
+    # A job cancelled while its sandbox was being probed killed the probe: the cancel is
+    # what happened, not a machine without namespaces.
+    cancelled = state.startswith("CANCELLED")
+    if boxed and not (cancelled and boxed.get("kind") == "sandbox_unavailable"):
+        return boxed  # the sandbox saw the limit crossed: its kind wins
     restarts = int((slurm_state or {}).get("Restarts", "0") or 0)
     out, err = record.get("stdout_tail", ""), record.get("stderr_tail", "")
     log = out + "\n" + err

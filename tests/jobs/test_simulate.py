@@ -344,3 +344,29 @@ def test_a_stage_config_names_its_jobs_without_changing_the_config(tmp_path):
     assert named["job_name"] == submit.job_name("paper_x", "stage1_a", tmp_path)
     assert named["job_name"].startswith("reprolab-paper_x-stage1_a-")
     assert "job_name" not in cfg and named["max_mpi_ranks"] == 2
+
+
+def test_a_cancel_that_killed_the_sandbox_probe_is_a_cancel_not_a_missing_sandbox():
+    unavailable = failure("sandbox_unavailable", "the bwrap probe was killed by signal 15", "")
+    record = {"exit_code": 1, "sandbox_failure": unavailable}
+    got = classify_failure(record, {"JobState": "CANCELLED by 0"})
+    assert got["kind"] == "cancelled" and got["action"] == "resubmit"
+    # Not cancelled: a machine without namespaces is still said to be one.
+    assert classify_failure(record, {"JobState": "FAILED"})["kind"] == "sandbox_unavailable"
+    # A limit the sandbox saw crossed keeps its kind even when the job was then cancelled.
+    limit = {"exit_code": 1, "sandbox_failure": failure("out_of_memory", "over", "")}
+    assert classify_failure(limit, {"JobState": "CANCELLED"})["kind"] == "out_of_memory"
+
+
+def test_a_killed_bwrap_probe_is_not_reported_as_missing_namespaces(monkeypatch):
+    from reprolab.jobs import bwrap
+
+    killed = subprocess.CompletedProcess([], -15, "", "")
+    monkeypatch.setattr(bwrap.subprocess, "run", lambda *a, **k: killed)
+    monkeypatch.setattr(bwrap.shutil, "which", lambda _: "/usr/bin/bwrap")
+    bwrap.availability.cache_clear()
+    try:
+        ok, why = bwrap.availability()
+    finally:
+        bwrap.availability.cache_clear()
+    assert not ok and "killed by signal 15" in why and "namespaces" not in why
