@@ -24,6 +24,11 @@ FAILURES = {
     "launch_failed": ("resubmit", "Slurm could not start the job's tasks on the node"),
     "preempted": ("resubmit", "The job was preempted by higher-priority work"),
     "job_error": ("ask_user", "The job could not be run (submission or worker error)"),
+    "worker_lost": (
+        "resubmit",
+        "The job's worker was stopped before it recorded the run (killed from outside, "
+        "or by a limit of the machine), not by anything the script did",
+    ),
     "disk_full": ("ask_user", "The disk the simulation writes to is full (or over quota)"),
     "submission_refused": ("ask_user", "Slurm refused the job at submission"),
     "unschedulable": (
@@ -120,6 +125,15 @@ def classify_failure(record: dict, slurm_state: dict | None = None) -> dict | No
         free = record.get("disk_free_bytes")
         where = f"{free} bytes left in the run directory" if free is not None else "see the log"
         return failure("disk_full", f"{where}; free space or move outputs_dir", tail)
+    limit = limit_signal(code, log)
+    if limit == "SIGXCPU":
+        return failure("timeout", "the CPU-time limit (RLIMIT_CPU) stopped it", tail)
+    if limit == "SIGXFSZ":
+        return failure("disk_quota", "a file reached the run folder's size cap", tail)
+    if record.get("worker_lost") and state not in ("FAILED", "BOOT_FAIL"):
+        # No record from the worker: whatever a log says, the script was stopped from
+        # outside, so neither its traceback nor "no outputs" ask for new code.
+        return failure("worker_lost", f"state {state or 'ended locally'}", tail)
     killed = outside_signal(code, log)
     if killed:
         # The code did nothing wrong: resubmit, as for a Slurm cancellation.
@@ -178,6 +192,25 @@ def outside_signal(code: int | None, log: str) -> str | None:
     if signum not in OUTSIDE_SIGNALS:
         return None
     return signal.Signals(signum).name
+
+
+# Signals the kernel sends when a resource limit is reached: a limit, never the code's crash.
+LIMIT_SIGNALS = {signal.SIGXCPU, signal.SIGXFSZ}
+
+
+def limit_signal(code: int | None, log: str) -> str | None:
+    """The signal's name when the script (or one rank) was stopped by a resource limit
+    (RLIMIT_CPU, RLIMIT_FSIZE): as a negative status, a shell's or bubblewrap's 128+N,
+    or mpirun's words; None otherwise."""
+    if code in (0, None):
+        return None
+    found = MPIRUN_SIGNAL.search(log)
+    candidates = [int(found.group(1))] if found else []
+    candidates += [-code] if code < 0 else [code - 128] if code > 128 else []
+    for signum in candidates:
+        if signum in LIMIT_SIGNALS:
+            return signal.Signals(signum).name
+    return None
 
 
 def unschedulable_reason(reason: str) -> str | None:

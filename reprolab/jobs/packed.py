@@ -30,7 +30,7 @@ from submitit.core.utils import FailedJobError, FailedSubmissionError
 
 from reprolab import run_files, secret_env
 from reprolab.fileio import atomic_write_json
-from reprolab.jobs import bwrap, font_cache, launch, limits, record_channel, submit
+from reprolab.jobs import bwrap, font_cache, launch, limits, record_channel, run_clock, submit
 from reprolab.jobs.failures import classify_failure, failure
 from reprolab.jobs.launch import SimulationJob
 from reprolab.jobs.sweep_worker import CURRENT_FILE, EXIT_FILE
@@ -286,6 +286,7 @@ def _one_worker(points: list[SimulationJob], worker_dir: str, root: str) -> list
         max_processes=head.max_processes,
         folder_mb=head.folder_mb * len(points),
         timeout_s=sum(p.timeout_s for p in points) + 30,
+        cpu_share=run_clock.local_run(),  # as a single run's (launch.job_limits)
     )
     # The cap counts every folder the worker writes: its own and each point's.
     folders = [wdir, *(Path(p.workdir) for p in points)]
@@ -325,6 +326,10 @@ def _point_record(p: SimulationJob, cmd, ended: dict, group, box, dog) -> dict:
         ),
     }
     record["sandbox"]["packed_worker"] = True
+    if ended.get("cpu_s") is not None:  # the point's own use, measured by the worker
+        record["rank_usage"] = [
+            {"rank": 0, "cpu_s": float(ended["cpu_s"]), "peak_mb": float(ended["peak_mb"])}
+        ]
     record["packed_point_ended"] = True  # the worker recorded this point's own end
     record["failure"] = classify_failure(record)
     return record

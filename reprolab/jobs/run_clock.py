@@ -5,7 +5,9 @@ wall time, a login node at load 14 stops a run that used a fraction of its budge
 `cpu_share` clock charges, each watchdog tick, the wall time while the run's processes
 sleep (a hung run still stops) and only the CPU time they got, per rank, while they
 are runnable and waiting for a core (a busy machine slows a run down instead of
-stopping it). A Slurm job has its cores to itself: its clock is the wall.
+stopping it), and nothing while any of them is stopped from outside (SIGSTOP, a
+suspended terminal, a debugger): a paused run has not used its time. A Slurm job has
+its cores to itself: its clock is the wall.
 """
 
 from __future__ import annotations
@@ -30,9 +32,15 @@ def proc_stat(pid: int) -> tuple[str, float] | None:
         return None
 
 
-def charge(dt: float, cpu_delta: float, ranks: int, runnable: bool) -> float:
-    """The time one tick of `dt` wall seconds costs a run: the CPU it got per rank while
-    it waits to run (never more than the wall), the wall while it sleeps."""
+STOPPED_STATES = {"T", "t"}  # stopped by a signal, or by a tracer
+
+
+def charge(dt: float, cpu_delta: float, ranks: int, runnable: bool, stopped: bool = False) -> float:
+    """The time one tick of `dt` wall seconds costs a run: nothing while it is stopped
+    from outside, the CPU it got per rank while it waits to run (never more than the
+    wall), the wall while it sleeps."""
+    if stopped:
+        return 0.0
     if not runnable:
         return dt
     return max(0.0, min(dt, cpu_delta / max(1, ranks)))
@@ -47,6 +55,7 @@ class RunClock:
         self.started = self.last = time.monotonic()
         self.charged_s = 0.0
         self.cpu_s = 0.0
+        self.stopped_s = 0.0
         self._seen: dict[int, float] = {}  # each process's CPU seconds, kept once it ends
 
     @property
@@ -57,16 +66,19 @@ class RunClock:
         now = time.monotonic()
         dt, self.last = now - self.last, now
         # CPU is read on either clock: the run record's core-seconds (job sizing).
-        runnable = False
+        runnable = stopped = False
         for pid in pids:
             stat = proc_stat(pid)
             if stat is None:
                 continue
             runnable = runnable or stat[0] == "R"
+            stopped = stopped or stat[0] in STOPPED_STATES
             self._seen[pid] = max(self._seen.get(pid, 0.0), stat[1])
         cpu = sum(self._seen.values())
+        if stopped:
+            self.stopped_s += dt
         if self.cpu_share:
-            self.charged_s += charge(dt, cpu - self.cpu_s, self.ranks, runnable)
+            self.charged_s += charge(dt, cpu - self.cpu_s, self.ranks, runnable, stopped)
         else:
             self.charged_s += dt
         self.cpu_s = cpu
@@ -79,6 +91,7 @@ class RunClock:
             "charged_s": round(self.charged_s, 1),
             "wall_s": round(self.wall_s, 1),
             "cpu_s": round(self.cpu_s, 2),
+            "stopped_s": round(self.stopped_s, 1),
         }
 
 

@@ -21,6 +21,7 @@ import resource
 import runpy
 import socket
 import sys
+import threading
 
 from reprolab.physics.as_built import install_as_built_recorder
 
@@ -55,10 +56,15 @@ USAGE_PREFIX = ".usage."
 RANK_ENVS = ("OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID")
 
 
+USAGE_EVERY_S = 5.0
+
+
 def record_usage(workdir: str) -> None:
-    """At exit: this rank's user + system CPU seconds and peak resident MB (itself and
-    what it waited on), as the rank reports them, in `.usage.<rank>.json` (created
-    anew under the umask, never written through a link)."""
+    """Every USAGE_EVERY_S and at exit: this rank's user + system CPU seconds and peak
+    resident MB (itself and what it waited on), as the rank reports them, in
+    `.usage.<rank>.json` (created anew under the umask, never written through a link).
+    The periodic writes keep what a run used when it is killed (a Slurm time limit
+    ends it without an exit), to within USAGE_EVERY_S."""
     rank = next((os.environ[k] for k in RANK_ENVS if os.environ.get(k, "").isdigit()), "0")
     path = os.path.join(workdir, f"{USAGE_PREFIX}{rank}.json")
 
@@ -81,7 +87,14 @@ def record_usage(workdir: str) -> None:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(usage, fh)
 
+    def every() -> None:
+        while not stop.wait(USAGE_EVERY_S):
+            write()
+
+    stop = threading.Event()
+    threading.Thread(target=every, name="reprolab-usage", daemon=True).start()
     atexit.register(write)
+    atexit.register(stop.set)  # runs first: no periodic write races the last one
 
 
 def _pid_namespace() -> str | None:

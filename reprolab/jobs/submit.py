@@ -31,10 +31,12 @@ from reprolab.jobs.launch import (
     SimulationJob,
     collect_outputs,
     command_for,
+    rank_usage,
     read_json_or_none,
     run_job,
     tail_text,
 )
+from reprolab.jobs.limits import WALL_BACKSTOP
 
 STATE_POLL_S = 2.0
 LOCAL_POLL_S = 0.1
@@ -194,7 +196,11 @@ def _task_range(spec: str) -> set[int]:
 
 def executor_for(settings: ClusterSettings, resources: Resources, folder: Path, n: int):
     ex = submitit.AutoExecutor(folder=str(folder), cluster=settings.executor)
-    params: dict = {"timeout_min": resources.time_min}
+    # A local job's time is judged by its own watchdog on the CPU it gets
+    # (reprolab.jobs.run_clock); submitit's local timer counts wall time and would kill a
+    # run on a busy machine first, so it is set beyond the watchdog's own wall backstop.
+    slurm = settings.executor == "slurm"
+    params: dict = {"timeout_min": resources.time_min * (1 if slurm else WALL_BACKSTOP + 1)}
     if settings.executor == "slurm":
         # submitit asks Slurm for USR2 90 s before the time limit (its checkpoint and
         # requeue, which these jobs do not use). Slurm sends it to the job's steps, the
@@ -343,8 +349,13 @@ def finish_record(
             if workdir.is_dir()
             else [],
             "mpi": read_json_or_none(workdir / ".mpi.json"),
+            # What its ranks had used when they were stopped (they write it as they run).
+            "rank_usage": rank_usage(workdir) if workdir.is_dir() else [],
             "slurm_env": {},
             "network_isolated": sim.isolate_network,
+            # The worker, not the script, left no record: killed from outside (a time
+            # limit, a cancel, a kill), never a fault of the code.
+            "worker_lost": True,
         }
     record.update(
         {

@@ -19,12 +19,15 @@ import contextlib
 import ctypes
 import json
 import os
+import resource
 import runpy
 import signal
 import sys
+import threading
 import time
 import traceback
 
+from reprolab.jobs.run_clock import RunClock, local_run
 from reprolab.jobs.sandbox_run import per_run_records
 from reprolab.physics.as_built import open_channel
 
@@ -93,10 +96,9 @@ def run_point(point: dict) -> dict:
     os.environ.update(point.get("env") or {})
     sys.argv, sys.path[0:0] = [script], [folder]
     code, timed_out = 0, False
-    started = time.time()
-    with _output_to(folder):
+    started, used_before = time.time(), _cpu_s()
+    with _output_to(folder), _point_clock(float(point["timeout_s"])):
         per_run_records(folder)  # the same records a single run makes
-        signal.setitimer(signal.ITIMER_REAL, float(point["timeout_s"]))
         try:
             runpy.run_path(script, run_name="__main__")
         except SystemExit as exc:
@@ -107,15 +109,46 @@ def run_point(point: dict) -> dict:
         except BaseException:  # the script's own failure, recorded as its exit status 1
             traceback.print_exc()
             code = 1
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
     sys.path.remove(folder)
     return {
         "exit_code": code,
         "timed_out": timed_out,
         "started_at": round(started, 3),
         "runtime_seconds": round(time.time() - started, 3),
+        # This point's own use: its CPU, and the worker's peak so far (an upper bound).
+        "cpu_s": round(_cpu_s() - used_before, 3),
+        "peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
+
+
+@contextlib.contextmanager
+def _point_clock(timeout_s: float):
+    """The point's time limit on the clock a single run is judged on
+    (reprolab.jobs.run_clock): on Slurm the wall, on a local machine the CPU the point
+    got while it waits for a core and the wall while it sleeps, nothing while it is
+    stopped from outside. Over the limit, SIGALRM ends the point (PointTimeout)."""
+    clock = RunClock(1, cpu_share=local_run())
+    halt = threading.Event()
+
+    def watch() -> None:
+        while not halt.wait(0.1):
+            if clock.tick([os.getpid()]) > timeout_s:
+                signal.setitimer(signal.ITIMER_REAL, 0.001)  # the main thread raises
+                return
+
+    watcher = threading.Thread(target=watch, name="reprolab-point-clock", daemon=True)
+    watcher.start()
+    try:
+        yield clock
+    finally:
+        halt.set()
+        watcher.join()
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def _cpu_s() -> float:
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    return me.ru_utime + me.ru_stime
 
 
 def main(argv: list[str] | None = None) -> None:
