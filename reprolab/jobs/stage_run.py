@@ -24,6 +24,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
+
 from agents.simulation_designer import SimulationDesign
 from reprolab import run_files
 from reprolab.artifacts import load_design
@@ -181,8 +183,23 @@ def local_cap(sim_cfg: dict) -> tuple[dict, list[str]]:
     if _max_ranks(sim_cfg) > cores:
         capped["max_mpi_ranks"] = cores
         notes.append(f"max_mpi_ranks {_max_ranks(sim_cfg)} capped at the job's {cores} core(s)")
+    free = free_cores()
+    if _max_ranks(capped) > free:
+        # Ranks beyond the idle cores wait on each other (each rank's turn comes only
+        # when its peer's time slice ends): more CPU for the same run, not less time.
+        notes.append(
+            f"max_mpi_ranks {_max_ranks(capped)} capped at the machine's {free} idle core(s)"
+        )
+        capped["max_mpi_ranks"] = free
     capped["concurrent_cap"] = cores
     return capped, notes
+
+
+def free_cores(sample_s: float = 0.5) -> int:
+    """Cores this machine leaves idle now (at least 1): its CPU use over `sample_s`."""
+    busy = psutil.cpu_percent(interval=sample_s) / 100.0
+    count = psutil.cpu_count() or 1
+    return max(1, int(count * (1.0 - busy) + 0.25))
 
 
 def refused_record(problems: list[str], script: Path) -> dict:

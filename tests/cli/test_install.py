@@ -363,9 +363,12 @@ def test_make_demo_as_an_unprivileged_user(user_demo):
     assert len(records) == 4
     for stage, record in records.items():
         assert record["failure"] is None, (stage, record["failure"])
-    # Two MPI ranks under mpirun as a user, without --allow-run-as-root.
+    # Two MPI ranks under mpirun as a user, without --allow-run-as-root, where two cores
+    # were idle when it started (else one, and the record says why).
     two = records["stage2_bragg_mirror"]
-    assert two["mpi_ranks"] == 2 and two["mpi"]["size"] == 2, two.get("mpi")
+    assert two["mpi"]["size"] == two["mpi_ranks"], two.get("mpi")
+    idle_cap = any("idle core" in n for n in two["resource_notes"])
+    assert two["mpi_ranks"] == 2 or (two["mpi_ranks"] == 1 and idle_cap), two["resource_notes"]
     # umask 002 in a setgid group folder: the team may read and write every file of the run.
     files = [p for p in (repo / "outputs" / PAPER).rglob("*") if p.is_file()]
     not_shared = [

@@ -7,10 +7,16 @@ the cores it was given (local_cap). Checked on the session's finished example ru
 runtime and the ranks MPI itself reported (.mpi.json)."""
 
 import json
+import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import yaml
 
+from reprolab.jobs import stage_run
+from reprolab.jobs.launch import SimulationJob, job_env
 from reprolab.jobs.stage_run import declared_cores, local_cap
 
 STAGE3 = (
@@ -70,10 +76,30 @@ def test_declared_cores_are_the_ranks_times_the_points_at_once(tmp_path):
     assert declared_cores(tmp_path / "missing.json", local) == 1
 
 
-def test_a_job_keeps_within_the_cores_it_was_given():
+def test_a_job_keeps_within_the_cores_it_was_given(monkeypatch):
+    monkeypatch.setattr(stage_run, "free_cores", lambda: 4)  # a quiet machine
     capped, notes = local_cap({"executor": "local", "max_mpi_ranks": 4, "job_cores": 2})
     assert capped["max_mpi_ranks"] == 2 and capped["concurrent_cap"] == 2 and notes
     # Not capped where no cores were given (other callers) or on Slurm.
     assert local_cap({"max_mpi_ranks": 4}) == ({"max_mpi_ranks": 4}, [])
     slurm = {"executor": "slurm", "max_mpi_ranks": 4, "job_cores": 1}
     assert local_cap(slurm) == (slurm, [])
+
+
+def test_never_more_local_ranks_than_idle_cores():
+    """Every core busy (a CPU-bound process each, started here): a job given two cores
+    runs one rank, and says why; a rank waiting for its peer yields its core."""
+    cores = os.cpu_count() or 1
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(cores)]
+    try:
+        time.sleep(0.5)
+        assert stage_run.free_cores() == 1
+        capped, notes = local_cap({"executor": "local", "max_mpi_ranks": 2, "job_cores": 2})
+        assert capped["max_mpi_ranks"] == 1
+        assert any("idle core" in n for n in notes), notes
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    two = SimulationJob(script="/x/s.py", workdir="/x", mpi_ranks=2)
+    assert job_env(two)["OMPI_MCA_mpi_yield_when_idle"] == "1"
