@@ -330,6 +330,10 @@ def judged(quantities: list[dict]) -> list[dict]:
     return [q for q in quantities if not q.get("excuse_only")]
 
 
+NO_EVIDENCE = "no_evidence"
+"""A rerun the policy asked for was stopped by a limit: nothing shown either way."""
+
+
 def verdict(quantities: list[dict]) -> str:
     """converged (nothing failed), not_converged, or not_run (nothing compared)."""
     if not quantities:
@@ -456,6 +460,9 @@ def with_convergence(checks: dict, conv: dict) -> tuple[dict, str]:
             + (conv.get("note") or "a rerun quantity moved beyond its limit")
             + ")"
         )
+    if conv.get("status") == NO_EVIDENCE and not note:
+        stopped = [v["note"] for v in conv.get("variants", []) if v.get("no_evidence")]
+        note = f"convergence: {stopped[0] if stopped else 'no evidence'}"
     statuses = [c["status"] for c in items]
     verdict = "fail" if "fail" in statuses else "warn" if "warn" in statuses else "pass"
     return {**checks, "checks": items, "verdict": verdict, "convergence": conv.get("status")}, note

@@ -158,6 +158,10 @@ def resolution_evidence(result: dict, wanted: list[str], args: tuple) -> None:
     result["extra_meep_seconds"] += sum(v.get("runtime_seconds") or 0.0 for v in result["variants"])
     result["quantities"] = [q for v in result["variants"] for q in v["quantities"]]
     result["status"] = conv_mod.verdict(result["quantities"])
+    if result["status"] != "not_converged" and any(
+        v.get("no_evidence") for v in result["variants"]
+    ):
+        result["status"] = conv_mod.NO_EVIDENCE
     notes = [v["note"] for v in result["variants"] if v["note"]]
     if "escalation" in result:
         notes.insert(0, result["escalation"]["note"])
@@ -223,10 +227,13 @@ def run_variant(run, name, design, script: Path, plan_path, stage_dir: Path) -> 
     var["reused"] = rerun is not None
     if rerun is None:
         stage = plan_stage(load_plan(plan_path), design.stage_id)
+        budget_min = rerun_budget_minutes(
+            stage.runtime_budget_minutes, factor, name, design.dimensions, stage_dir
+        )
         with scaled_env(env):
             rerun = stage_run.run_stage(
                 design,
-                stage.runtime_budget_minutes * factor,
+                budget_min,
                 submit.named_config(
                     run.config.get("simulation", {}),
                     run.paper_id,
@@ -240,8 +247,17 @@ def run_variant(run, name, design, script: Path, plan_path, stage_dir: Path) -> 
         # The rerun's own record beside its run folder, for provenance and its log.
         write_result(stage_dir / folder / "result.json", RunResult.model_validate(rerun))
     var["runtime_seconds"] = rerun.get("runtime_seconds")
-    if rerun.get("failure") or rerun.get("exit_code"):
-        var["note"] = f"the {name} rerun failed: {rerun.get('failure') or rerun['exit_code']}"
+    failure = rerun.get("failure") or {}
+    if failure and failure.get("action") != "regenerate_code":
+        # Stopped by a limit or from outside: it says nothing about convergence either way.
+        var["no_evidence"] = failure.get("kind")
+        var["note"] = no_evidence_note(name, rerun)
+        return var
+    if failure or rerun.get("exit_code"):
+        var["note"] = (
+            f"the {name} rerun failed: {failure.get('kind', 'exit code')} "
+            f"{failure.get('summary', rerun.get('exit_code'))}".splitlines()[0][:300]
+        )
         var["quantities"] = [
             conv_mod.quantity(name, "rerun", None, None, float("nan"), th.CONVERGENCE_POINTWISE)
         ]
@@ -253,6 +269,43 @@ def run_variant(run, name, design, script: Path, plan_path, stage_dir: Path) -> 
     if not var["quantities"]:
         var["note"] = f"{name}: nothing to compare (no reproduced curve, key value or Harminv mode)"
     return var
+
+
+# A rerun's cost against the run's: twice the resolution in d dimensions has 2^d the
+# cells and twice the steps; twice the PML about twice the cells of a thin-PML cell.
+def rerun_cost_ratio(variant: str, dims: int) -> float:
+    return 2.0 ** (max(1, dims) + 1) if variant == conv_mod.RESOLUTION else 2.0
+
+
+def rerun_budget_minutes(
+    plan_minutes: float, factor: float, variant: str, dims: int, stage_dir: Path
+) -> float:
+    """The rerun's time budget from its own size: the run's charged time times what the
+    rerun costs more (`rerun_cost_ratio`) with job sizing's margin, never below the
+    plan's budget times `factor`."""
+    from reprolab.jobs.sizing import TIME_MARGIN
+
+    try:
+        record = load_result(stage_dir / "result.json").to_json()
+    except Exception:  # noqa: BLE001 - no record: the plan's figure
+        return plan_minutes * factor
+    clock = record.get("time_limit") or {}
+    base_s = clock.get("charged_s") or record.get("runtime_seconds") or 0.0
+    sized = float(base_s) * rerun_cost_ratio(variant, dims) * TIME_MARGIN / 60.0
+    return max(plan_minutes * factor, sized)
+
+
+def no_evidence_note(name: str, rerun: dict) -> str:
+    """One line: which limit stopped the rerun, after how long; no log."""
+    failure = rerun.get("failure") or {}
+    took = rerun.get("runtime_seconds")
+    after = f" after {took:.0f} s" if isinstance(took, int | float) else ""
+    limit = rerun.get("timeout_s")
+    of = f" (its limit {limit:.0f} s)" if isinstance(limit, int | float) else ""
+    return (
+        f"no evidence: the {name} rerun was stopped{after}{of}: {failure.get('kind')}; "
+        "it shows neither convergence nor its absence"
+    )
 
 
 def kept_rerun(folder: Path, script: Path, env, value: str = "2") -> dict | None:

@@ -181,7 +181,17 @@ def run_pml_coarse(run, design, script: Path, plan_path, stage_dir: Path, host) 
 
 
 def _failed(var: dict, what: str, rerun: dict, seconds: float, reused: list) -> dict:
-    var["note"] = f"{what}: {rerun.get('failure') or rerun['exit_code']}"
+    failure = rerun.get("failure") or {}
+    var.update(runtime_seconds=seconds, reused=all(reused))
+    if failure and failure.get("action") != "regenerate_code":
+        # Stopped by a limit or from outside: no evidence either way, said in one line.
+        var["no_evidence"] = failure.get("kind")
+        var["note"] = (
+            f"no evidence: {what.replace(' failed', '')} was stopped: {failure.get('kind')}"
+        )
+        return var
+    said = f"{failure.get('kind')} {failure.get('summary', '')}" if failure else rerun["exit_code"]
+    var["note"] = f"{what}: {said}".splitlines()[0][:300]
     nan = float("nan")
     var["quantities"] = [
         conv_mod.quantity(var["id"], "rerun", None, None, nan, th.CONVERGENCE_POINTWISE)

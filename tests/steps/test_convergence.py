@@ -208,3 +208,57 @@ def test_report_shows_the_error_beside_the_figure_numbers(coarse):
         assert f"| {q['name'][len(fig) + 1 :]} | " in md
         assert f"| {q['error_estimate']:.3g} | " in md
     assert discretisation.error_lines(fig, sd / "run") == []
+
+
+def test_a_rerun_stopped_by_its_limit_is_no_evidence(converged, tmp_path, monkeypatch):
+    """The 2x rerun gets a limit from its own size (the run's time times what 2x costs,
+    with sizing's margin); stopped at it, it is 'no evidence' in one line (no log, no
+    traceback): a warning the stage's reason carries, never a pass."""
+    import shutil
+    from types import SimpleNamespace
+
+    from reprolab.artifacts import load_design, load_result
+    from reprolab.jobs import stage_run
+    from reprolab.jobs.failures import failure
+    from reprolab.jobs.sizing import TIME_MARGIN
+    from reprolab.physics import convergence as conv_mod
+    from reprolab.steps import convergence
+
+    src = converged / "outputs" / PAPER / "stages" / STAGE
+    sd = tmp_path / STAGE
+    shutil.copytree(src, sd, symlinks=True)
+    shutil.rmtree(sd / "convergence_2x")
+    asked = {}
+    log = "Traceback (most recent call last):\n  File 'simulation.py'\nKeyboardInterrupt\n"
+
+    def stopped(design, budget_minutes, sim_cfg, script, folder):
+        asked["budget_min"] = budget_minutes
+        return {
+            "exit_code": -9,
+            "runtime_seconds": budget_minutes * 60,
+            "timeout_s": budget_minutes * 60,
+            "failure": failure("timeout", "stopped after its limit", log),
+        }
+
+    monkeypatch.setattr(stage_run, "run_stage", stopped)
+    design = load_design(sd / "design.json").output
+    run = SimpleNamespace(config={}, paper_id=PAPER, out_dir=tmp_path)
+    plan = converged / "outputs" / PAPER / "plan.json"
+    var = convergence.run_variant(run, conv_mod.RESOLUTION, design, sd / "simulation.py", plan, sd)
+    base = load_result(sd / "result.json").to_json()
+    charged = (base.get("time_limit") or {}).get("charged_s") or base["runtime_seconds"]
+    own_size = charged * 2 ** (design.dimensions + 1) * TIME_MARGIN / 60
+    assert asked["budget_min"] >= own_size
+    assert var["no_evidence"] == "timeout" and not var["quantities"] and not var["ran"]
+    assert "\n" not in var["note"] and "Traceback" not in var["note"]
+    assert var["note"].startswith("no evidence: the resolution_2x rerun was stopped")
+    conv = {"status": conv_mod.NO_EVIDENCE, "variants": [var], "quantities": []}
+    checks, note = conv_mod.with_convergence({"checks": [], "verdict": "pass"}, conv)
+    assert checks["verdict"] == "warn" and checks["convergence"] == "no_evidence"
+    assert note.startswith("convergence: no evidence") and "Traceback" not in note
+    result = {"variants": [], "quantities": [], "extra_meep_seconds": 0.0, "scale": 2}
+    monkeypatch.setattr(convergence, "run_variants", lambda names, *a: [var])
+    convergence.resolution_evidence(
+        result, [conv_mod.RESOLUTION], (run, design, sd / "simulation.py", plan, sd)
+    )
+    assert result["status"] == conv_mod.NO_EVIDENCE, result
