@@ -184,17 +184,20 @@ def run_pipeline(
         )
     else:
         print("reprolab: running", " ".join(cmd), flush=True)
+    from reprolab.cli import control
+
     console, screen, ticker = make_console(verbosity, configfile)
     proc = subprocess.Popen(
         cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=os.environ.copy()
     )
     nothing = False
-    for line in proc.stdout:
-        shown = console(line)
-        if shown is not None:
-            screen.write(shown)
-        nothing = nothing or NOTHING_TO_DO in line
-    code = proc.wait()
+    with control.run_in_progress(configfile):
+        for line in proc.stdout:
+            shown = console(line)
+            if shown is not None:
+                screen.write(shown)
+            nothing = nothing or NOTHING_TO_DO in line
+        code = proc.wait()
     if ticker is not None:
         ticker.stop()
     if nothing:

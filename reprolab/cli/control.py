@@ -8,7 +8,10 @@ the gate's current sha256, so the next run of the same command picks them up.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
+import time
 from pathlib import Path
 
 from reprolab.artifacts import load_plan, load_result, load_verdict, plan_stage_ids
@@ -57,6 +60,41 @@ def add_commands(sub) -> None:
     inv.add_argument("--reason", required=True, help="why it is redone (kept in the log)")
 
 
+RUN_MARKER = Path(".snakemake") / "reprolab_run.json"
+"""Written by `reprolab run` and `reprolab demo` while their Snakemake runs: its config."""
+
+
+@contextlib.contextmanager
+def run_in_progress(configfile: str):
+    """Say, while the pipeline runs, which config it runs (`reprolab status` reads it)."""
+    atomic_write_json(
+        RUN_MARKER, {"configfile": configfile, "pid": os.getpid(), "started": time.time()}
+    )
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            if json.loads(RUN_MARKER.read_text(encoding="utf-8")).get("pid") == os.getpid():
+                RUN_MARKER.unlink()
+
+
+def running_config_line(configfile: str) -> str:
+    """One line naming the config of the run in progress, and how to see its papers when
+    this status reads another config; '' when no `reprolab run` or `demo` runs."""
+    try:
+        marker = json.loads(RUN_MARKER.read_text(encoding="utf-8"))
+        pid, running = int(marker["pid"]), str(marker["configfile"])
+        os.kill(pid, 0)  # alive (a killed run's marker is stale)
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
+    if Path(running).resolve() == Path(configfile).resolve():
+        return f"a run in progress (pid {pid}) uses {running}"
+    return (
+        f"a run in progress (pid {pid}) uses {running}; this shows {configfile}'s papers: "
+        f"reprolab status --configfile {running}"
+    )
+
+
 def paper_out(config: dict, paper_id: str) -> Path:
     from reprolab.settings import paper_entries
 
@@ -68,7 +106,8 @@ def paper_out(config: dict, paper_id: str) -> Path:
 
 def run_command(args, config: dict) -> int:
     if args.command == "status":
-        print(status_text(config, args.paper))
+        running = running_config_line(args.configfile)
+        print((running + "\n" if running else "") + status_text(config, args.paper))
         return 0
     if args.command == "answer" and not (args.paper and args.gate):
         return answer_walk(config, args.paper)

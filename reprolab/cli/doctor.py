@@ -468,7 +468,9 @@ def run(args: argparse.Namespace, config: dict) -> int:
     ]
     if slurm_on:
         slurm = dict(sim.get("slurm") or {})
-        mem = int(sim.get("min_memory_mb", 512))
+        from reprolab.jobs.sizing import MIN_MEMORY_MB
+
+        mem = int(sim.get("min_memory_mb", MIN_MEMORY_MB))
         checks += check_slurm(slurm, ranks, mem)
         if all(c.ok for c in checks if c.name.startswith("slurm") or c.name == "outputs"):
             checks.append(check_shared_files(slurm, args.python, out, args.wait_s))

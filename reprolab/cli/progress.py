@@ -121,6 +121,7 @@ class ProgressConsole:
         self.block: dict | None = None
         self.finished: list[dict] = []
         self.keep_indented = False
+        self.seen: set[str] = set()  # the pipeline's lines and errors already shown
         self.lock = threading.Lock()
 
     def __call__(self, line: str) -> str | None:
@@ -137,15 +138,24 @@ class ProgressConsole:
             self.total = int(m[1])
         rule = RULE.match(text)
         if rule:
-            self.block = {"rule": rule[1], "where": "", "id": None}
+            # Timed from here: Snakemake may print nothing more until the step ends.
+            self.block = {"rule": rule[1], "where": "", "id": None, "started": time.time()}
         elif self.block is not None and text.strip().startswith(("jobid:", "wildcards:")):
             key, _, value = text.strip().partition(":")
             self.block["id" if key == "jobid" else "where"] = value.strip()
+            if self.block["id"] is not None:
+                self.jobs[self.block["id"]] = self.block  # running now: the status names it
         done = FINISHED.search(text)
         if done and done[1] in self.jobs:
             self.finished.append(self.jobs.pop(done[1]))
         steps = STEPS.match(text)
         if steps:
+            grown = self.total and int(steps[2]) != self.total
+            if grown:
+                shown.append(
+                    f"[reprolab] {int(steps[2])} steps in all now, not {self.total}: the "
+                    "plan's stages (or a rerun's) add their steps as they are known"
+                )
             self.done, self.total = int(steps[1]), int(steps[2])
             shown += [self.ended(job) for job in self.finished]
             self.finished = []
@@ -157,12 +167,18 @@ class ProgressConsole:
     def passes(self, text: str) -> str | None:
         """The pipeline's own lines (and their indented continuation) and errors."""
         if text.startswith(("[reprolab]", "reprolab:")):
-            self.keep_indented = True
-            return text
+            # A line said again (a step's error, then Snakemake's summary of it) is shown
+            # once, with its indented continuation.
+            self.keep_indented = text not in self.seen
+            self.seen.add(text)
+            return text if self.keep_indented else None
         if self.keep_indented and text.startswith("  ") and not text.startswith("    "):
             return text
         self.keep_indented = False
         if ERROR.match(text) and not text.startswith(("RuleException", "CalledProcessError")):
+            if text in self.seen:
+                return None
+            self.seen.add(text)
             return text
         return None
 
@@ -179,7 +195,7 @@ class ProgressConsole:
         return f"{job['rule']} {where}" if where else job["rule"]
 
     def started(self, block: dict) -> str | None:
-        job = {**block, "started": time.time()}
+        job = {**block, "started": block.get("started", time.time())}
         if block["id"] is None:
             return None
         self.jobs[block["id"]] = job
@@ -246,7 +262,11 @@ class Screen:
 
 
 class Ticker(threading.Thread):
-    """Shows `console.status()`: in place every 2 s on a terminal, else every 60 s."""
+    """Shows `console.status()`: in place every 2 s on a terminal, else every 60 s and
+    once FIRST_STATUS_S into a run, so that a short simulation that is the only thing
+    running is still seen."""
+
+    FIRST_STATUS_S = 10.0
 
     def __init__(self, console: ProgressConsole, screen: Screen, period_s: float | None = None):
         super().__init__(daemon=True)
@@ -255,7 +275,9 @@ class Ticker(threading.Thread):
         self.halt = threading.Event()
 
     def run(self) -> None:
-        while not self.halt.wait(self.period_s):
+        wait = min(self.period_s, self.FIRST_STATUS_S)
+        while not self.halt.wait(wait):
+            wait = self.period_s
             line = self.console.status()
             if line:
                 self.screen.status(line)

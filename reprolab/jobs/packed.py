@@ -127,7 +127,9 @@ def submit_packed(
             ]
         points = [p for pts in workers for p in pts]
         sizes = [len(pts) for pts in workers]
-        submit.record_submission(folder, points, running, whole, workers=sizes)
+        submit.record_submission(
+            folder, points, running, whole, workers=sizes, round=settings.round
+        )
         return wait_packed(workers, running, settings, whole, folder)
     with secret_env.withheld():  # the worker processes read the runs' files
         running = [

@@ -30,6 +30,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from reprolab.jobs import sizing
+
 # Imports a simulation script never needs; each is a way out of the sandbox.
 FORBIDDEN_MODULES = {
     "socket": "network access",
@@ -189,7 +191,7 @@ def job_settings(sim_cfg: dict) -> dict:
     folder_mb = int(cfg.get("run_folder_mb", 4096))
     if folder_mb < 1:
         raise ValueError(f"simulation.sandbox.run_folder_mb is {folder_mb}; valid: 1 or more")
-    lo, hi = int(sim_cfg.get("min_memory_mb", 512)), int(sim_cfg.get("max_memory_mb", 8192))
+    lo, hi = sizing.memory_bounds(sim_cfg)
     if lo > hi:
         raise ValueError(
             f"simulation.min_memory_mb ({lo}) is above simulation.max_memory_mb ({hi}); "

@@ -42,13 +42,30 @@ DISPERSIVE_FACTOR = 1.6
 # An MPI rank pays off above this many grid cells (below it halo exchange and the
 # per-rank set-up outweigh the split); stated, not measured on this 2-core machine.
 MIN_CELLS_PER_RANK = 200_000
-# Slurm's request: the estimate times this margin, at least MIN_TIME_MIN minutes.
+# Slurm's request: the estimate times this margin, at least MIN_TIME_MIN minutes (Slurm's
+# time limits are whole minutes: a job of seconds asks for one).
 MARGIN = 1.5
 # The time limit's own margin: estimates came out 0.64 to 1.4 of the measured
 # core-seconds on the bundled examples (Harminv runs low), and a limit under the need
 # loses the whole run, while a longer limit only queues a little longer.
 TIME_MARGIN = 2.0
-MIN_TIME_MIN = 2
+MIN_TIME_MIN = 1
+# The least memory a job asks for (`simulation.min_memory_mb`'s default): Python with Meep
+# imported is 93 MB per rank, so a one-rank job of a few thousand cells asks for its
+# estimate x MARGIN = 140 MB; the floor guards the smallest jobs against an estimate
+# that runs low, at 1.8x the base, not 5.5x as a 512 MB floor did.
+MIN_MEMORY_MB = 256
+MAX_MEMORY_MB = 8192
+
+
+def memory_bounds(sim_cfg: dict) -> tuple[int, int]:
+    """(min_memory_mb, max_memory_mb) of the `simulation` config, defaults filled in."""
+    return (
+        int(sim_cfg.get("min_memory_mb", MIN_MEMORY_MB)),
+        int(sim_cfg.get("max_memory_mb", MAX_MEMORY_MB)),
+    )
+
+
 # Complex fields (a Bloch k-point, cylindrical m != 0, force_complex_fields): Meep stores
 # and updates a real and an imaginary part, twice the grid work and field memory; the
 # band-diagram and disk examples measured 1.74x and 1.81x the real-field estimate.

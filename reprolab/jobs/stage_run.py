@@ -31,7 +31,7 @@ from reprolab import run_files
 from reprolab.artifacts import load_design
 from reprolab.errors import InputFileError
 from reprolab.fileio import atomic_write_json, atomic_write_text, sha256_file
-from reprolab.jobs import failures, job_size, launch, packed, sandbox, submit
+from reprolab.jobs import failures, job_size, launch, packed, sandbox, sizing, submit
 
 POINT_RECORD = ".point.json"
 DEFAULT_LAUNCHER = "mpirun --oversubscribe -np {ranks}"
@@ -78,11 +78,11 @@ def resources_for(
     if ranks < est.mpi_ranks:
         notes.append(f"design asks {est.mpi_ranks} MPI ranks; capped at max_mpi_ranks={max_ranks}")
     factor = float(sim_cfg.get("memory_safety_factor", 2.0))
-    lo, hi = int(sim_cfg.get("min_memory_mb", 512)), int(sim_cfg.get("max_memory_mb", 8192))
+    lo, hi = sizing.memory_bounds(sim_cfg)
     mem = math.ceil(est.memory_mb * factor)
     if mem > hi:
         notes.append(f"design estimates {est.memory_mb:g} MB; capped at max_memory_mb={hi}")
-    mem = max(lo, min(hi, mem))
+    mem = granted_memory(max(lo, min(hi, mem)), sim_cfg, notes)
     budget_s = float(budget_minutes) * 60
     timeout_s, share = budget_s, "the plan's budget"
     if design.sweep is not None:
@@ -118,11 +118,13 @@ def sized_resources(
     planned, plan_timeout, notes = resources_for(design, budget_minutes, sim_cfg)
     if job.source != "design":
         return planned, plan_timeout, notes
-    lo, hi = int(sim_cfg.get("min_memory_mb", 512)), int(sim_cfg.get("max_memory_mb", 8192))
-    mem = math.ceil(job.request["mem_mb"] * float(sim_cfg.get("rerun_memory_factor", 1.0)))
-    notes = [n for n in notes if not n.startswith("design ")]  # the agent's guesses
+    lo, hi = sizing.memory_bounds(sim_cfg)
+    mem = math.ceil(job.request["mem_mb"])
+    # the agent's guesses, and the plan's memory (sized again below)
+    notes = [n for n in notes if not n.startswith(("design ", "rerun granted", "capped at max"))]
     if mem > hi:
         notes.append(f"sized at {mem} MB; capped at max_memory_mb={hi}")
+    mem = granted_memory(max(lo, min(hi, mem)), sim_cfg, notes)
     sized_s = job.request["time_min"] * 60.0 * float(sim_cfg.get("rerun_time_factor", 1.0))
     timeout_s = plan_timeout
     if not job.bounded:
@@ -131,8 +133,23 @@ def sized_resources(
         timeout_s = sized_s
         notes.append(f"time limit {sized_s:g} s: the estimate with its margin")
     notes.append(f"sized from the design: {job.core_seconds:.3g} core-s, {job.memory_mb:.0f} MB")
-    res = submit.Resources(job.ranks, max(lo, min(hi, mem)), math.ceil(timeout_s / 60) + 1)
+    res = submit.Resources(job.ranks, mem, math.ceil(timeout_s / 60) + 1)
     return res, timeout_s, notes
+
+
+def granted_memory(asked_mb: int, sim_cfg: dict, notes: list[str]) -> int:
+    """The memory a run asks for after a rerun the user granted "twice the memory"
+    (`rerun_memory_factor`): that factor times what the failed run asked, floor and
+    all, up to max_memory_mb (a note says when the cap holds it back)."""
+    factor = float(sim_cfg.get("rerun_memory_factor", 1.0))
+    if factor == 1.0:
+        return asked_mb
+    hi = sizing.memory_bounds(sim_cfg)[1]
+    mem = math.ceil(asked_mb * factor)
+    notes.append(f"rerun granted {factor:g}x the memory: {asked_mb} MB -> {min(mem, hi)} MB")
+    if mem > hi:
+        notes.append(f"capped at max_memory_mb={hi}")
+    return min(mem, hi)
 
 
 def size_and_check(design: SimulationDesign, script, budget_minutes: float, sim_cfg: dict):
@@ -254,7 +271,7 @@ def run_stage(
     workdir = (stage_dir / "run").resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     # Jobs a waiter that died left running or finished are waited on, not resubmitted.
-    attached = submit.reattach(stage_dir / "submitit", sha256_file(script))
+    attached = submit.reattach(stage_dir / "submitit", sha256_file(script), settings.round)
     if attached[0] and design.sweep is None:
         sims, jobs, resources, _ = attached
         record = submit.wait_and_finish(sims, jobs, settings, resources, stage_dir / "submitit")[0]

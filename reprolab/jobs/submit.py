@@ -75,6 +75,9 @@ class ClusterSettings:
     queue_wait_min: float = 30.0
     """Most minutes a job may pend in the Slurm queue before it is cancelled (0: no limit).
     Time a sweep point waits behind the array's own throttle does not count."""
+    round: int = 0
+    """The stage's round (how often it was invalidated): a job a waiter of an earlier
+    round left is cancelled, never counted in this round (`reattach`)."""
     max_job_min: float = 0.0
     """Most minutes one Slurm job may ask for (0: no limit): a packed sweep then uses
     more workers, so that each worker's points fit (reprolab.jobs.packed)."""
@@ -101,7 +104,14 @@ class ClusterSettings:
             max_concurrent=int(sim_cfg.get("max_concurrent_jobs", 8)),
             job_name=str(sim_cfg.get("job_name") or "reprolab-sim"),
             max_job_min=float(slurm.get("max_job_minutes") or 0),
+            round=int(sim_cfg.get("stage_round", 0)),
         )
+
+
+NAME_WIDTH = 80
+SQUEUE_COMMAND = f'squeue --me --format "%.12i %.{NAME_WIDTH}j %.9T %.10M %.6D %R"'
+"""Plain `squeue` cuts job names to 8 characters (every job reads `reprolab`): this
+shows them whole (docs/slurm.md)."""
 
 
 def job_name(paper_id: str, stage_id: str, out_dir: str | Path) -> str:
@@ -393,7 +403,7 @@ SUBMISSION = "submission.json"
 
 
 def record_submission(
-    folder: Path, jobs: list[SimulationJob], submitted, resources, workers=None
+    folder: Path, jobs: list[SimulationJob], submitted, resources, workers=None, round=0
 ) -> None:
     """Before waiting: which Slurm jobs run which SimulationJob, so a rerun after the
     driver died waits on them (reattach) instead of submitting them again. A packed
@@ -407,22 +417,25 @@ def record_submission(
             "scripts_sha256": [sha256_file(sim.script) for sim in jobs],
             "resources": asdict(resources),
             "workers": workers,
+            "round": round,
         },
     )
 
 
-def reattach(folder: Path, script_sha256: str) -> tuple:
+def reattach(folder: Path, script_sha256: str, round: int = 0) -> tuple:
     """The jobs a waiter that died left behind: (points, Slurm jobs, resources, points
     per job for a packed sweep or None); ([], [], None, None) when there are none.
 
-    Only jobs of the same script are waited on; others are cancelled (their code was
-    replaced) and forgotten."""
+    Only jobs of the same script and the same round of the stage are waited on; others
+    are cancelled (their code was replaced, or the stage was invalidated since) and
+    forgotten."""
     path = Path(folder) / SUBMISSION
     try:
         rec = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return [], [], None, None
-    if set(rec.get("scripts_sha256") or []) != {script_sha256}:
+    same_round = int(rec.get("round") or 0) == round
+    if set(rec.get("scripts_sha256") or []) != {script_sha256} or not same_round:
         for job_id in rec.get("job_ids") or []:
             _cancel(job_id)
         path.unlink()
@@ -491,7 +504,7 @@ def submit_all(
             words = " ".join(str(exc).replace("sbatch: error:", "").split())
             refused = Outcome(None, {}, "", failure("submission_refused", words, str(exc)))
             return [finish_record(sim, None, refused, settings, resources, None) for sim in jobs]
-        record_submission(folder, jobs, submitted, resources)
+        record_submission(folder, jobs, submitted, resources, round=settings.round)
         return wait_and_finish(jobs, submitted, settings, resources, folder)
     # Local executors have no array throttle: keep at most max_concurrent running.
     results: list[dict | None] = [None] * len(jobs)

@@ -146,7 +146,7 @@ def settle_run(run, design, stage, code, stage_dir, repairs, reruns) -> tuple[di
     failure), rerun at the user's word (timeout, out of memory, ...), or accepted.
     Returns the record and where a failed run of it is kept."""
     while True:
-        kept = stage_dir / "failed_runs" / f"f{len(repairs) + 1}"
+        kept = failed_run_dir(stage_dir, len(repairs) + 1)
         record = run_once(run, design, stage, code, stage_dir, kept, reruns)
         failure = record.get("failure") or {}
         if failure.get("action") not in ("resubmit", "ask_user"):
@@ -160,6 +160,23 @@ def settle_run(run, design, stage, code, stage_dir, repairs, reruns) -> tuple[di
         repairs.append({"failed_run": str(kept), "kind": why, "feedback": failure["summary"]})
 
 
+def stage_round(stage_dir: Path) -> int:
+    """How often the stage was invalidated (`reprolab invalidate`, a backtrack): each
+    invalidation starts a round whose attempts are its own."""
+    try:
+        records = json.loads((stage_dir / "invalidation.json").read_text(encoding="utf-8"))
+        return len(records.get("records") or [])
+    except (OSError, ValueError, AttributeError):
+        return 0
+
+
+def failed_run_dir(stage_dir: Path, n: int) -> Path:
+    """Where this round's n-th failed run is kept: failed_runs/fN in the first round,
+    failed_runs/rR/fN after R invalidations, so no round reads another's attempts."""
+    r = stage_round(stage_dir)
+    return stage_dir / "failed_runs" / (f"r{r}" if r else "") / f"f{n}"
+
+
 def run_once(run, design, stage, code, stage_dir, kept, reruns) -> dict:
     """One run of the current script: a kept run of the same script when this step
     resumes after a gate, else a new job (with the time and memory a rerun gate
@@ -168,9 +185,7 @@ def run_once(run, design, stage, code, stage_dir, kept, reruns) -> dict:
     record = reuse_failed_run(kept, script_path)
     if record is None:
         sim_cfg = dict(run.config.get("simulation", {}))
-        sim_cfg["memory_safety_factor"] = (
-            float(sim_cfg.get("memory_safety_factor", 2.0)) * reruns.memory_factor
-        )
+        sim_cfg["stage_round"] = stage_round(stage_dir)
         sim_cfg["job_name"] = submit.job_name(run.paper_id, design.stage_id, run.out_dir)
         # A job sized from its design gets a granted rerun's time and memory too.
         sim_cfg["rerun_time_factor"] = reruns.time_factor

@@ -116,3 +116,102 @@ def test_settings_rules_are_counted_not_listed(snakemake_log, tmp_path):
     out = shown(ProgressConsole(tmp_path, tty=False), renamed)
     assert not [ln for ln in out if "figure_data" in ln], out
     assert [ln.split(" (")[0] for ln in out if " done " in ln] == ["[  3 of 3] done  all"]
+
+
+def test_a_total_that_grows_is_said_and_an_error_is_shown_once(tmp_path):
+    """n of N grows as the plan's stages are known: one line says so. A step's error
+    that Snakemake repeats in its summary is shown once (with its continuation)."""
+    console = ProgressConsole(tmp_path, tty=False)
+    lines = [
+        "8 of 8 steps (100%) done\n",
+        "8 of 66 steps (12%) done\n",
+        "[reprolab] stage1 failed: the run timed out\n",
+        "  go on: reprolab approve p stage1.run_failure.1\n",
+        "Error in rule simulate:\n",
+        "[reprolab] stage1 failed: the run timed out\n",
+        "  go on: reprolab approve p stage1.run_failure.1\n",
+        "Error in rule simulate:\n",
+        "9 of 103 steps (9%) done\n",
+    ]
+    out = shown(console, lines)
+    grew = [ln for ln in out if "steps in all now" in ln]
+    assert grew == [
+        "[reprolab] 66 steps in all now, not 8: the plan's stages (or a rerun's) add "
+        "their steps as they are known",
+        "[reprolab] 103 steps in all now, not 66: the plan's stages (or a rerun's) add "
+        "their steps as they are known",
+    ]
+    assert sum("stage1 failed" in ln for ln in out) == 1
+    assert sum("go on:" in ln for ln in out) == 1
+    assert sum(ln == "Error in rule simulate:" for ln in out) == 1
+
+
+def test_a_lone_simulation_is_timed_from_its_rule_and_shown_while_it_runs(tmp_path, monkeypatch):
+    """Snakemake prints a step's block and then nothing until it ends: the step is
+    timed from its block and named by the status line while it runs."""
+    now = [1000.0]
+    monkeypatch.setattr(time, "time", lambda: now[0])
+    console = ProgressConsole(tmp_path, tty=False)
+    block = [
+        "rule simulate:\n",
+        "    jobid: 7\n",
+        "    wildcards: paper=p1, stage=s1\n",
+    ]
+    shown(console, block)
+    now[0] += 23
+    assert console.status().startswith("running: simulate p1 / s1 0m23s")
+    out = shown(
+        console, ["\n", "Finished jobid: 7 (Rule: simulate)\n", "1 of 2 steps (50%) done\n"]
+    )
+    assert any(ln.endswith("done  simulate p1 / s1 (0m23s)") for ln in out), out
+
+
+def test_the_first_status_comes_early_off_a_terminal(tmp_path):
+    from reprolab.cli.progress import Ticker
+
+    class Stream:
+        text = ""
+
+        def write(self, t):
+            Stream.text += t
+
+        def flush(self):
+            pass
+
+    console = ProgressConsole(tmp_path, tty=False)
+    shown(console, ["rule simulate:\n", "    jobid: 3\n", "    wildcards: paper=p, stage=s\n"])
+    ticker = Ticker(console, Screen(Stream(), tty=False))
+    ticker.FIRST_STATUS_S = 0.3
+    ticker.start()
+    time.sleep(1.0)
+    ticker.halt.set()
+    assert "running: simulate p / s" in Stream.text
+
+
+def test_status_names_the_config_of_the_run_in_progress(tmp_path, monkeypatch):
+    """`reprolab demo` runs config/demo.yaml; a plain `reprolab status` reads
+    config/config.yaml and says which config the running pipeline uses."""
+    monkeypatch.chdir(tmp_path)
+    assert control.running_config_line("config/config.yaml") == ""
+    with control.run_in_progress("config/demo.yaml"):
+        line = control.running_config_line("config/config.yaml")
+        assert "uses config/demo.yaml" in line
+        assert "reprolab status --configfile config/demo.yaml" in line
+        assert control.running_config_line("config/demo.yaml").endswith("uses config/demo.yaml")
+    assert not control.RUN_MARKER.exists() and control.running_config_line("x.yaml") == ""
+
+
+def test_the_docs_squeue_command_shows_whole_job_names():
+    """Plain squeue prints 8 characters of a name (`reprolab` for every job); the
+    command the docs give shows a long paper's convergence rerun whole."""
+    import re
+
+    from reprolab.jobs import submit
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "slurm.md").read_text()
+    assert submit.SQUEUE_COMMAND in docs
+    width = int(re.search(r"%\.(\d+)j", submit.SQUEUE_COMMAND)[1])
+    name = submit.job_name(
+        "plasmonic_nanodisk_array_2026", "stage2_transmission-convergence_2x", "/o"
+    )
+    assert len(name) <= width

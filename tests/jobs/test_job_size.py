@@ -118,7 +118,7 @@ def test_partition_limits_from_config_and_sinfo_time_format():
 @pytest.mark.parametrize(
     ("slurm", "named"),
     [
-        ({"max_job_minutes": 2}, "needs 3 minutes; the partition allows 2 (max_time_min)"),
+        ({"max_job_minutes": 1}, "needs 2 minutes; the partition allows 1 (max_time_min)"),
         ({"max_mem_mb_per_node": 100}, "MB of memory; the partition allows 100 (max_mem_mb)"),
     ],
 )
