@@ -50,11 +50,10 @@ MARGIN = 1.5
 # loses the whole run, while a longer limit only queues a little longer.
 TIME_MARGIN = 2.0
 MIN_TIME_MIN = 1
-# The least memory a job asks for (`simulation.min_memory_mb`'s default): Python with Meep
-# imported is 93 MB per rank, so a one-rank job of a few thousand cells asks for its
-# estimate x MARGIN = 140 MB; the floor guards the smallest jobs against an estimate
-# that runs low, at 1.8x the base, not 5.5x as a 512 MB floor did.
-MIN_MEMORY_MB = 256
+# The least memory a job asks for (`simulation.min_memory_mb`'s default): the smallest
+# job's own request, one rank of Python with Meep imported (BASE_MEMORY_MB) with the
+# margin, 140 MB; a 512 MB floor asked 5.5x what the bundled examples' small stages use.
+MIN_MEMORY_MB = 140
 MAX_MEMORY_MB = 8192
 
 
