@@ -550,6 +550,10 @@ def _point_summary(rec: dict) -> dict:
         "mpi": rec.get("mpi"),
         "slurm_env": rec.get("slurm_env"),
         "hostname": rec.get("hostname"),
+        # What the point used (job_size.actual_use): its ranks' report, else the watchdog's.
+        "rank_usage": rec.get("rank_usage") or [],
+        "time_limit": rec.get("time_limit"),
+        "sandbox": {"peak_resident_mb": (rec.get("sandbox") or {}).get("peak_resident_mb")},
     }
 
 

@@ -164,3 +164,17 @@ def test_a_local_worker_killed_from_outside_is_resubmittable(tmp_path):
     killer.join()
     assert record["failure"]["kind"] == "worker_lost", record["failure"]
     assert record["failure"]["action"] == "resubmit"
+
+
+def test_a_run_stopped_at_its_limit_keeps_what_it_used(tmp_path):
+    """Ranks report their use as they run, so a run stopped at a limit (here its
+    CPU-share time limit; on Slurm its TIMEOUT, which ends it without an exit) still
+    records the CPU it burned, not nothing."""
+    record = run_job(job(tmp_path, BUSY, "used_run", timeout_s=7.0))
+    assert record["failure"]["kind"] == "timeout"
+    (usage,) = record["rank_usage"]
+    assert usage["cpu_s"] > 3.0 and usage["peak_mb"] > 5, usage
+    from reprolab.jobs.job_size import actual_use
+
+    core_s, mem = actual_use(record)
+    assert core_s > 3.0 and mem > 5

@@ -119,7 +119,11 @@ def test_a_failing_point_never_takes_its_worker_s_other_points(tmp_path, monkeyp
     assert by_value[5]["exit_code"] == 3 and by_value[5]["failure"]
     for n in (1, 6, 7):
         assert by_value[n]["failure"] is None, by_value[n]
+        # each point's own use, measured by its worker, reaches the stage record
+        used = by_value[n]["rank_usage"][0]
+        assert used["cpu_s"] >= 0 and used["peak_mb"] > 0, used
         assert (tmp_path / f"fail/run/points/p{n - 1:03d}/out.csv").read_text().startswith("n,y")
+    assert rec["job_size"]["actual"]["memory_mb"] and rec["job_size"]["actual"]["core_seconds"]
     assert rec["sweep"]["failed_points"] == [1, 2, 3, 4]
     # Each point's output went to its own stdout only.
     for n in (1, 6, 7):
