@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from reprolab.cli.pdf_intake import Intake, table_key_values, unplaced, write_account
+from reprolab.cli.pdf_intake import Intake, table_offers, unplaced, write_account
 
 CAPTION = re.compile(r"^\s*(?:Fig\.?|Figure)\s*(\d+)\s*[:.|]?\s*(.*)", re.S | re.I)
 UNIT_IN_LABEL = re.compile(r"[(\[]\s*([^)\]]+?)\s*[)\]]\s*$")
@@ -74,7 +74,11 @@ def make_paper_folder(src: Path, paper_id: str, out: Path) -> Path:
     (out / "paper.md").write_text(intake.markdown, encoding="utf-8")
     meta = skeleton(paper_id, intake.title, intake.figures)
     if intake.tables:
-        meta["key_values"] = table_key_values(intake.tables, intake.markdown)
+        offered, values = table_offers(intake.tables, intake.markdown)
+        if values:
+            meta["key_values"] = values
+        if offered:
+            meta["tables"] = offered
     if intake.lines:
         write_account(out, src.name, intake.lines)
         for path, problem in unplaced(out):
