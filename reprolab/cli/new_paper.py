@@ -72,7 +72,9 @@ def make_paper_folder(src: Path, paper_id: str, out: Path) -> Path:
         if fig.get("refused"):  # the skeleton says TODO; the person is told why here
             print(f"reprolab: {fig['refused']}", file=sys.stderr)
     (out / "paper.md").write_text(intake.markdown, encoding="utf-8")
-    meta = skeleton(paper_id, intake.title, intake.figures)
+    figures = [entry for fig in intake.figures for entry in panel_entries(fig)]
+    write_digitized(out, figures)
+    meta = skeleton(paper_id, intake.title, figures)
     if intake.tables:
         offered, values = table_offers(intake.tables, intake.markdown)
         if values:
@@ -90,6 +92,37 @@ def make_paper_folder(src: Path, paper_id: str, out: Path) -> Path:
     return out / "metadata.yaml"
 
 
+def panel_entries(fig: dict) -> list[dict]:
+    """A figure of several plots as one entry per panel (fig2a, fig2b: each its own
+    axes and curves), with the figure's image and caption; any other as itself."""
+    panels = fig.get("panels") or []
+    if len(panels) < 2:
+        return [{**fig, "digitized": panels[0]["curves"] if panels else []}]
+    return [
+        {
+            **fig,
+            **panel,
+            "figure_id": f"{fig['figure_id']}{'abcdefgh'[i]}",
+            "digitized": panel["curves"],
+        }
+        for i, panel in enumerate(panels[:8])
+    ]
+
+
+def write_digitized(out: Path, figures: list[dict]) -> None:
+    """Each curve read off a vector figure's paths as data/<figure>_<curve>.csv, which
+    the skeleton offers to confirm."""
+    from reprolab.cli.pdf_curves import csv_text
+    from reprolab.fileio import atomic_write_text
+
+    for fig in figures:
+        for curve in fig.get("digitized", []):
+            cid = re.sub(r"[^A-Za-z0-9_]+", "_", curve["label"]).strip("_") or "curve"
+            curve["file"] = f"data/{fig['figure_id']}_{cid}.csv"
+            (out / "data").mkdir(exist_ok=True)
+            atomic_write_text(out / curve["file"], csv_text(curve["points"]))
+
+
 def skeleton(paper_id: str, title: str | None, figures: list[dict]) -> dict:
     figs = []
     for fig in figures:
@@ -102,7 +135,9 @@ def skeleton(paper_id: str, title: str | None, figures: list[dict]) -> dict:
                 "caption": caption,
                 "x_axis": axis(fig.get("x_label")),
                 "y_axes": {"left": axis(fig.get("y_label"))},
-                "curves": curves(fig.get("legend") or []),
+                "curves": digitized_curves(fig["digitized"])
+                if fig.get("digitized")
+                else curves(fig.get("legend") or []),
             }
         )
         if fig.get("y_right"):
@@ -123,6 +158,21 @@ def figure_title(caption: str) -> str:
     m = CAPTION.match(caption)
     text = (m[2] if m else caption).strip()
     return text.split(". ")[0].rstrip(".") or "TODO: the figure's title"
+
+
+def digitized_curves(found: list[dict]) -> list[dict]:
+    """One curve per path read off the figure, its CSV to confirm against the image."""
+    out = []
+    for curve in found:
+        cid = Path(curve["file"]).stem.split("_", 1)[1]
+        out.append(
+            {
+                "curve_id": cid,
+                "label": f"TODO confirm: {curve['label']}",
+                "digitized": f"TODO confirm: {curve['file']}",  # read off the PDF's paths
+            }
+        )
+    return out
 
 
 def curves(legend: list[str]) -> list[dict]:
@@ -238,7 +288,7 @@ def image_beside(folder: Path, ref: str) -> tuple[bytes, str]:
 
 def read_pdf(src: Path, fig_dir: Path):
     """The PDF's intake (reprolab.cli.pdf_intake): every line placed, figures saved."""
-    from reprolab.cli.pdf_intake import read_pdf_intake
+    from reprolab.cli.pdf_intake import MAX_PAGES, read_pdf_intake
     from reprolab.errors import InputFileError
 
     try:
@@ -253,4 +303,6 @@ def read_pdf(src: Path, fig_dir: Path):
         doc = pymupdf.open(src)
     except Exception as exc:  # noqa: BLE001 - any unreadable PDF is the user's file
         raise InputFileError(src, f"cannot be read as a PDF ({exc})") from None
+    if doc.page_count > MAX_PAGES:
+        raise InputFileError(src, f"has {doc.page_count} pages, over {MAX_PAGES}; give the paper")
     return read_pdf_intake(doc, fig_dir)

@@ -18,6 +18,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from reprolab.cli.pdf_curves import frames, read_panel
 from reprolab.cli.pdf_tables import key_values, mode_table, table_rows
 from reprolab.cli.pdf_text import RUNNING, join_hyphen, line_text, page_lines, running_lines
 
@@ -26,6 +27,8 @@ TABLE_CAPTION = re.compile(r"^\s*Table\s*(\d+|[IVX]+)\s*(?:[.:|—–]|\s-\s)", 
 NUMBER = re.compile(r"^[\s\-−+0-9.,eE×^⁰¹²³⁴⁵⁶⁷⁸⁹⁻]*$")
 PANEL = re.compile(r"^\(?[a-h]\)$")
 ACCOUNT = "intake_text.json"
+MAX_PIXELS = 16_000_000  # a figure's image; a page of any size renders within it
+MAX_PAGES = 300  # a PDF longer than this is not one paper
 LABEL_WORDS = 5  # a line of this many words or more is a sentence, not a label
 
 
@@ -146,12 +149,13 @@ def page_items(page) -> dict:
     rects = [r for r in rects if 0.01 * area < r.width * r.height < 0.8 * area]
     rects = [r for r in rects if not any(overlap(r, t["rect"]) > 0.3 for t in tables)]
     rects = [r for r in rects if not any(o != r and o.contains(r) for o in rects)]
-    frames = [d["rect"] for d in page.get_drawings() if d["items"] and d["items"][0][0] == "re"]
+    drawings = page.get_drawings()
+    boxes = [d["rect"] for d in drawings if d["items"] and d["items"][0][0] == "re"]
     graphics = []
     for rect, panels in merge_panels(rects):
         first = min(panels, key=lambda r: (round(r.y0 / 20), r.x0))  # panel (a)
-        graphics.append({"rect": rect, "panel": first, "frame": plot_frame(first, frames)})
-    return {"lines": lines, "tables": tables, "graphics": graphics}
+        graphics.append({"rect": rect, "panel": first, "frame": plot_frame(first, boxes)})
+    return {"lines": lines, "tables": tables, "graphics": graphics, "drawings": drawings}
 
 
 def text_lines(page) -> list[dict]:
@@ -310,12 +314,25 @@ def place_figures(
         image = f"figures/{fid}.png"
         fig = {"figure_id": fid, "image": image, "caption": cap["text"] if cap else None}
         fig |= axis_labels(g, taken)
+        found = frames(page, g["rect"], items["drawings"])
+        fig["panels"] = [
+            read_panel(f, taken, items["drawings"], [o for o in found if o != f]) for f in found
+        ]
+        if len(fig["panels"]) == 1:  # one plot: its own labels, read frame by frame
+            fig |= {k: v for k, v in fig["panels"][0].items() if k != "curves"}
         fig["text_lines"], fig["clip"] = taken, clip
         out.append(fig)
     for fig in out:
-        page.get_pixmap(clip=fig.pop("clip"), dpi=150).save(fig_dir / Path(fig["image"]).name)
+        clip = fig.pop("clip")
+        page.get_pixmap(clip=clip, dpi=render_dpi(clip)).save(fig_dir / Path(fig["image"]).name)
     done.extend(out)
     return out
+
+
+def render_dpi(clip) -> int:
+    """150 dpi, or less where that would make an image of more than MAX_PIXELS."""
+    inches = max(clip.width * clip.height / 72**2, 1e-9)
+    return max(min(150, int((MAX_PIXELS / inches) ** 0.5)), 1)
 
 
 def figure_id(cap: dict | None, pno: int, gi: int, done: list[dict]) -> str:

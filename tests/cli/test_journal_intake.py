@@ -1,0 +1,134 @@
+"""`reprolab new-paper` on PDFs set as four journals set them (tests/support/journal_pdfs:
+REVTeX-, Optica-, ACS- and IEEE-like): every number-bearing sentence kept with its
+numbers and exponents, no running header or page number in the text, every table a
+markdown table and offered as `tables:` or key values with the units of its headings,
+one entry per figure panel with its axis labels, and each vector curve read off the
+PDF's paths within 1 % of the data it was drawn from."""
+
+import csv
+import re
+
+import numpy as np
+import pymupdf
+import pytest
+import yaml
+
+from reprolab.cli import main
+from reprolab.cli.pdf_intake import MAX_PIXELS
+from tests.support.journal_pdfs import LAYOUTS
+
+
+def squeeze(text: str) -> str:
+    """Text without whitespace or table rules: a PDF states no spaces, only gaps."""
+    return re.sub(r"[\s|]+", "", text)
+
+
+@pytest.fixture(scope="module", params=sorted(LAYOUTS))
+def made(request, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp(request.param)
+    want = LAYOUTS[request.param](tmp / "paper.pdf")
+    out = tmp / "folder"
+    assert main(["new-paper", str(tmp / "paper.pdf"), "--id", "p", "--out", str(out)]) == 0
+    return want, out
+
+
+def test_every_number_kept_and_no_running_head(made):
+    want, out = made
+    md = (out / "paper.md").read_text()
+    lost = [s for s in want.sentences if squeeze(s) not in squeeze(md)]
+    assert len(want.sentences) > 30 and not lost, lost
+    assert "2.1 × 10⁴" in md and "Q_i" in md and "n_eff" in md and "1.53×10⁵" in md
+    for running in set(want.running):
+        assert not re.search(rf"(?m)^{re.escape(running)}$", md), running
+    assert not re.search(r"\b[a-z]{2,}- *\n", md)  # no word left broken at a line end
+
+
+def test_tables_are_tables_with_units(made):
+    want, out = made
+    md = (out / "paper.md").read_text()
+    for table in want.tables:
+        for row in table["rows"]:
+            assert f"| {' | '.join(row)} |" in md, row
+    meta = yaml.safe_load((out / "metadata.yaml").read_text())
+    (modes,) = meta["tables"]
+    assert modes["labels"] == ["m"]
+    assert [c["measure"] for c in modes["columns"]] == [
+        "mode_wavelength",
+        "mode_frequency",
+        "quality_factor",
+    ]
+    assert [c["unit"] for c in modes["columns"]] == ["nm", "THz", "1"]
+    assert modes["rows"][0] == {"m": 112, "wavelength": 1550.2, "frequency": 193.39, "Q": 2.1e4}
+    kv = {k["quantity"]: (k["value"], k["unit"]) for k in meta["key_values"]}
+    assert kv["Film thickness"] == (800, "nm") and kv["Ring radius"] == (20, "µm")
+    assert kv["Resolution (pixels per µm)"][0] == 40
+
+
+def test_panels_labels_and_curves_from_paths(made):
+    want, out = made
+    meta = yaml.safe_load((out / "metadata.yaml").read_text())
+    figs = {f["figure_id"]: f for f in meta["figures"]}
+    expected = {}
+    for fid, fig in want.figures.items():
+        panels = fig["panels"]
+        for i, panel in enumerate(panels):
+            expected[fid + ("abcd"[i] if len(panels) > 1 else "")] = (panel, fig["raster"])
+    assert sorted(figs) == sorted(expected)
+    for fid, (panel, raster) in expected.items():
+        fig = figs[fid]
+        if raster:  # a raster figure: nothing read from it, all to fill in
+            assert fig["x_axis"]["label"].startswith("TODO: ")
+            continue
+        assert fig["x_axis"]["label"] == f"TODO confirm: {panel['x']}"
+        assert fig["y_axes"]["left"]["label"] == f"TODO confirm: {panel['y']}"
+        found = fig["curves"]
+        assert len(found) == len(panel["curves"])
+        for curve, (name, (x, y)) in zip(found, panel["curves"].items(), strict=True):
+            if len(panel["curves"]) > 1:  # named by its legend entry
+                assert curve["label"] == f"TODO confirm: {name}"
+            path = out / curve["digitized"].removeprefix("TODO confirm: ")
+            rows = list(csv.reader(path.open()))
+            assert rows[0] == ["x", "y"] and len(rows) > 5
+            xs, ys = np.array(rows[1:], dtype=float).T
+            span = np.ptp(y)
+            assert np.all((xs >= x.min() - 0.01 * np.ptp(x)) & (xs <= x.max() + 0.01 * np.ptp(x)))
+            if panel.get("log_y"):
+                err = np.abs(ys / np.exp(np.interp(xs, x, np.log(y))) - 1)
+                assert err.max() < 0.01, err.max()
+            else:
+                assert np.abs(ys - np.interp(xs, x, y)).max() < 0.01 * span
+
+
+def test_check_names_an_exponent_flattened(made):
+    """The account of every line is the guard: an exponent turned into plain digits in
+    paper.md (10⁴ into 104) is named by `check` with its page."""
+    _, out = made
+    md = out / "paper.md"
+    text = md.read_text()
+    try:
+        md.write_text(text.replace("2.1 × 10⁴ at the resonance", "2.1 × 104 at the resonance"))
+        problems = []
+        from reprolab.cli.pdf_intake import unplaced
+
+        problems = [m for _, m in unplaced(out) if "2.1 × 10⁴" in m]
+        assert problems and "is not in paper.md" in problems[0]
+    finally:
+        md.write_text(text)
+    assert not unplaced(out)
+
+
+def test_a_huge_page_renders_within_the_pixel_cap(tmp_path):
+    """A tiny PDF with one page of 200 × 200 inches and a drawing covering it: the
+    figure is rendered at the dpi that keeps it under MAX_PIXELS, not at 150 dpi
+    (which would be 900 million pixels)."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=14400, height=14400)
+    page.draw_rect(pymupdf.Rect(1000, 1000, 9000, 9000), color=(0, 0, 0), fill=(0.5, 0.5, 1))
+    page.insert_text((1000, 9500), "Fig. 1. A large square.", fontsize=200)
+    doc.save(tmp_path / "huge.pdf")
+    assert (tmp_path / "huge.pdf").stat().st_size < 5000
+    out = tmp_path / "huge"
+    assert main(["new-paper", str(tmp_path / "huge.pdf"), "--id", "h", "--out", str(out)]) == 0
+    (image,) = (out / "figures").iterdir()
+    pix = pymupdf.Pixmap(str(image))
+    assert 1_000_000 < pix.width * pix.height <= MAX_PIXELS
