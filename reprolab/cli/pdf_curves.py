@@ -17,7 +17,7 @@ MIN_POINTS = 5  # a path with fewer points is a marker, a tick or a legend sampl
 
 def frames(page, rect, drawings: list[dict]) -> list:
     """The plot frames inside a figure's rectangle: drawn rectangles that are a sizeable
-    share of it and not inside another one (a legend box), left to right, top down."""
+    share of it, left to right, top down."""
     import pymupdf
 
     area = rect.width * rect.height
@@ -29,6 +29,17 @@ def frames(page, rect, drawings: list[dict]) -> list:
         same = any(abs(r.x0 - f.x0) < 1 and abs(r.y0 - f.y0) < 1 for f in found)
         if 0.04 * area < r.width * r.height < 0.9 * area and not same:
             found.append(r)
+
+    def size(r):
+        return r.width * r.height
+
+    # a background around a plot (a figure's own sheet) gives way to the plot; a box
+    # inside a plot (a legend, an inset) is part of it
+    found = [
+        f
+        for f in found
+        if not any(o != f and f.contains(o) and size(o) > 0.3 * size(f) for o in found)
+    ]
     found = [f for f in found if not any(o != f and o.contains(f) for o in found)]
     return sorted(found, key=lambda f: (round(f.y0 / 20), f.x0))
 
