@@ -85,8 +85,10 @@ def make_paper_folder(src: Path, paper_id: str, out: Path) -> Path:
         write_account(out, src.name, intake.lines)
         for path, problem in unplaced(out):
             print(f"reprolab: {path}: {problem}", file=sys.stderr)
-    text = HEADER.format(source=src.name, folder=out) + yaml.safe_dump(
-        meta, sort_keys=False, allow_unicode=True, width=100
+    text = (
+        HEADER.format(source=src.name, folder=out)
+        + digitize_offer(figures)
+        + yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=100)
     )
     (out / "metadata.yaml").write_text(text, encoding="utf-8")
     return out / "metadata.yaml"
@@ -123,6 +125,22 @@ def write_digitized(out: Path, figures: list[dict]) -> None:
             atomic_write_text(out / curve["file"], csv_text(curve["points"]))
 
 
+def digitize_offer(figures: list[dict]) -> str:
+    """Comment lines naming the figures no data was read from, with the command that
+    digitizes a curve of each from its image."""
+    bare = [f for f in figures if not f.get("digitized") and not f["image"].startswith("TODO")]
+    if not bare:
+        return ""
+    lines = [f"# No curve data was read from {', '.join(f['figure_id'] for f in bare)}. Digitize a"]
+    lines.append("# curve from its image with two calibration points per axis and its colour:")
+    for f in bare:
+        lines.append(
+            f"#   reprolab digitize {f['image']} --x PIXEL=VALUE PIXEL=VALUE "
+            f"--y PIXEL=VALUE PIXEL=VALUE --color '#RRGGBB' --out data/{f['figure_id']}_<curve>.csv"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def skeleton(paper_id: str, title: str | None, figures: list[dict]) -> dict:
     figs = []
     for fig in figures:
@@ -137,7 +155,7 @@ def skeleton(paper_id: str, title: str | None, figures: list[dict]) -> dict:
                 "y_axes": {"left": axis(fig.get("y_label"))},
                 "curves": digitized_curves(fig["digitized"])
                 if fig.get("digitized")
-                else curves(fig.get("legend") or []),
+                else curves(fig.get("legend") or [], fig),
             }
         )
         if fig.get("y_right"):
@@ -175,14 +193,19 @@ def digitized_curves(found: list[dict]) -> list[dict]:
     return out
 
 
-def curves(legend: list[str]) -> list[dict]:
-    """One curve per legend entry found (to confirm), else one to fill in."""
+def curves(legend: list[str], fig: dict) -> list[dict]:
+    """One curve per legend entry found (to confirm), else one to fill in that offers
+    `reprolab digitize` for the figure's image (no data was read from it)."""
+    offer = (
+        f"no data was read from this figure; add digitized: data/<file>.csv, e.g. from "
+        f"reprolab digitize {fig.get('image', 'figures/<image>')} --x PIXEL=VALUE PIXEL=VALUE "
+        "--y PIXEL=VALUE PIXEL=VALUE --color '#RRGGBB' --out data/<file>.csv"
+    )
     if not legend:
         return [
             {
                 "curve_id": "TODO_curve_id",
-                "label": "TODO: the legend text (one entry per curve; add "
-                "digitized: data/<file>.csv where you have the data)",
+                "label": f"TODO: the legend text (one entry per curve); {offer}",
             }
         ]
     out = []

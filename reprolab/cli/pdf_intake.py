@@ -94,8 +94,15 @@ def read_pdf_intake(doc, fig_dir: Path) -> Intake:
                 last = None if heading else (len(md) - 1, len(out.lines) - 1)
     for table in out.tables:
         table.pop("lines", None)
+    out.figures.sort(key=figure_order)
     out.markdown = re.sub(r"\n{3,}", "\n\n", "\n".join(md)).strip() + "\n"
     return out
+
+
+def figure_order(fig: dict) -> int:
+    """Figures by their printed number (a page may set Fig. 4 above Fig. 3)."""
+    m = re.fullmatch(r"fig(\d+)(?:_\d+)?", fig["figure_id"])
+    return int(m[1]) if m else 10**6
 
 
 def is_heading(ln: dict, body: float) -> bool:

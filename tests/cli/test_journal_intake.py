@@ -132,3 +132,62 @@ def test_a_huge_page_renders_within_the_pixel_cap(tmp_path):
     (image,) = (out / "figures").iterdir()
     pix = pymupdf.Pixmap(str(image))
     assert 1_000_000 < pix.width * pix.height <= MAX_PIXELS
+
+
+def test_a_figure_without_data_is_offered_the_digitizer(made):
+    """The raster figures are named in the skeleton's header with the command that
+    digitizes them from their image."""
+    want, out = made
+    header = (out / "metadata.yaml").read_text().split("\npaper_id:")[0]
+    raster = [fid for fid, fig in want.figures.items() if fig["raster"]]
+    assert f"No curve data was read from {', '.join(raster)}." in header
+    for fid in raster:
+        assert f"reprolab digitize figures/{fid}.png --x PIXEL=VALUE" in header
+
+
+def test_digitize_a_raster_curve_from_calibration_and_colour(tmp_path, capsys):
+    """A raster plot (matplotlib PNG of a known curve, with a legend of another colour
+    inside the frame): two calibration points per axis, read where the ticks are drawn,
+    and the curve's colour give the curve within 1 % of its range; a log axis too; bad
+    options are named."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    t = np.linspace(0, 10, 200)
+    y = 1e3 * np.exp(-t / 3)
+    for log in (False, True):
+        fig, ax = plt.subplots(figsize=(5, 3.5), dpi=120)
+        ax.plot(t, y, color="#d62728", lw=1.5, label="decay")
+        ax.plot(t, 0.5 * y, color="#1f77b4", lw=1.5, label="other")
+        ax.legend(loc="upper right")
+        if log:
+            ax.set_yscale("log")
+        fig.canvas.draw()
+        height = fig.bbox.height
+
+        def pixel(x, v, ax=ax, height=height):
+            px, py = ax.transData.transform((x, v))
+            return px, height - py
+
+        png = tmp_path / f"plot{log}.png"
+        fig.savefig(png, dpi=120)
+        plt.close(fig)
+        (x0, _), (x1, _) = pixel(2, 1e3), pixel(8, 1e3)
+        (_, y0), (_, y1) = pixel(0, 10 if log else 100), pixel(0, 1000 if log else 800)
+        args = ["digitize", str(png), "--x", f"{x0:.2f}=2", f"{x1:.2f}=8"]
+        args += ["--y", f"{y0:.2f}={10 if log else 100}", f"{y1:.2f}={1000 if log else 800}"]
+        args += ["--color", "#d62728", "--out", str(tmp_path / "c.csv")]
+        assert main(args + (["--log-y"] if log else [])) == 0, capsys.readouterr().err
+        rows = list(csv.reader((tmp_path / "c.csv").open()))
+        xs, ys = np.array(rows[1:], dtype=float).T
+        inside = (xs >= 0) & (xs <= 10)  # the legend's sample of the colour is not the curve
+        truth = 1e3 * np.exp(-xs[inside] / 3)
+        err = np.abs(np.log(ys[inside] / truth)) if log else np.abs(ys[inside] - truth) / np.ptp(y)
+        assert len(xs) > 100 and err.max() < 0.01, err.max()
+    assert main(args[:-2] + ["--color", "red", "--out", str(tmp_path / "d.csv")]) == 2
+    assert "'red' is not a colour; valid: #RRGGBB" in capsys.readouterr().err
+    bad = [a if a != f"{x1:.2f}=8" else "8" for a in args]
+    assert main(bad) == 2
+    assert "'8' is not PIXEL=VALUE" in capsys.readouterr().err
