@@ -187,7 +187,8 @@ def digitized_curves(found: list[dict]) -> list[dict]:
             {
                 "curve_id": cid,
                 "label": f"TODO confirm: {curve['label']}",
-                "digitized": f"TODO confirm: {curve['file']}",  # read off the PDF's paths
+                "digitized": f"TODO confirm: {curve['file']}",
+                "digitized_by": "new-paper",  # read off the PDF's paths
             }
         )
     return out

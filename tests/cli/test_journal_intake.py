@@ -191,3 +191,39 @@ def test_digitize_a_raster_curve_from_calibration_and_colour(tmp_path, capsys):
     bad = [a if a != f"{x1:.2f}=8" else "8" for a in args]
     assert main(bad) == 2
     assert "'8' is not PIXEL=VALUE" in capsys.readouterr().err
+
+
+def test_confirmed_folder_and_the_report_names_intake_digitized_figures(made):
+    """The skeleton, its TODOs confirmed (the raster figures left out), passes `check`;
+    the report's line names the figures whose curves new-paper read off the PDF, and
+    no line appears once the curves are the paper's own data."""
+    import shutil
+
+    from reprolab.paper import Paper
+    from reprolab.report.markdown import intake_digitized_note
+    from tests.support.paper_pdf import confirm
+
+    want, made_out = made
+    out = made_out.parent / "confirmed"
+    shutil.rmtree(out, ignore_errors=True)
+    shutil.copytree(made_out, out)
+    meta = confirm(yaml.safe_load((out / "metadata.yaml").read_text()))
+    meta |= {"authors": ["E. Author"], "domain": "integrated photonics"}
+    meta["figures"] = [f for f in meta["figures"] if not want.figures[f["figure_id"][:4]]["raster"]]
+    for fig in meta["figures"]:
+        fig["y_axes"]["left"] |= {"quantity": "dimensionless", "unit": "1"}
+        for c in fig["curves"]:
+            c["label"] = c["label"].removeprefix("TODO confirm: ")
+    (out / "metadata.yaml").write_text(yaml.safe_dump(meta, allow_unicode=True))
+    (out / "intake_text.json").unlink()  # raster figures' text was left out with them
+    assert main(["check", str(out)]) == 0
+    paper = Paper(out)
+    ids = [f.figure_id for f in paper.meta.figures]
+    (line, _) = intake_digitized_note(paper, ids)
+    assert "fig1: measured (reprolab new-paper), model (reprolab new-paper)" in line
+    assert "fig2a: curve_1 (reprolab new-paper)" in line and "fig2b" in line
+    for fig in meta["figures"]:
+        for c in fig["curves"]:
+            c.pop("digitized_by")
+    (out / "metadata.yaml").write_text(yaml.safe_dump(meta, allow_unicode=True))
+    assert intake_digitized_note(Paper(out), ids) == []
