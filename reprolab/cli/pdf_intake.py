@@ -118,7 +118,11 @@ def markdown_line(ln: dict, body: float, heads: list[float], out: Intake, md: li
     while md and not md[-1] and ln.get("continues"):
         md.pop()  # the paragraph break put before a heading's second line
     if md and md[-1].startswith("\n" + "#" * level + " ") and ln.get("continues"):
-        joined = md.pop().strip() + " " + ln["text"]
+        prev = md.pop().strip()
+        word = join_hyphen(prev, ln["text"])  # 'micro-' / 'ring resonators'
+        joined = " ".join(word).strip() if word else prev + " " + ln["text"]
+        if word and out.lines and out.lines[-1]["to"] == "paper.md":  # the account follows
+            out.lines[-1]["text"] = word[0].lstrip("# ")
         if out.title and joined.startswith("# "):
             out.title = joined[2:]
         return "\n" + joined + "\n"

@@ -15,7 +15,7 @@ import yaml
 
 from reprolab.cli import main
 from reprolab.cli.pdf_intake import MAX_PIXELS
-from tests.support.journal_pdfs import LAYOUTS
+from tests.support.journal_pdfs import LAYOUTS, TITLE
 
 
 def squeeze(text: str) -> str:
@@ -74,8 +74,10 @@ def test_panels_labels_and_curves_from_paths(made):
         for i, panel in enumerate(panels):
             expected[fid + ("abcd"[i] if len(panels) > 1 else "")] = (panel, fig["raster"])
     assert sorted(figs) == sorted(expected)
+    assert meta["title"] == TITLE  # set on two lines, read as one
     for fid, (panel, raster) in expected.items():
         fig = figs[fid]
+        assert fig["caption"] == want.figures[fid[:4]]["caption"]
         if raster:  # a raster figure: nothing read from it, all to fill in
             assert fig["x_axis"]["label"].startswith("TODO: ")
             continue

@@ -384,6 +384,9 @@ PARAMETERS = [
 ]
 
 
+TITLE = "Loss, coupling and thermal tuning of silicon nitride microring resonators at 1550 nm"
+
+
 def body(t: Typesetter, start: int, count: int, tag: str):
     for i in range(count):
         text = BODY[(start + i) % len(BODY)]
@@ -393,7 +396,7 @@ def body(t: Typesetter, start: int, count: int, tag: str):
 def paper(style: Style, path: Path, figures_first=False) -> Expected:
     t = Typesetter(style)
     t.front(
-        "Loss and coupling of silicon nitride microring resonators",
+        TITLE,
         "E. Author, F. Author and G. Author",
         "We report microrings with an intrinsic quality factor of 2.1 × 10^{4} at 1550 nm "
         "and a thermal tuning of 0.018 nm/K.",
