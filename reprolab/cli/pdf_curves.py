@@ -16,17 +16,18 @@ MIN_POINTS = 5  # a path with fewer points is a marker, a tick or a legend sampl
 
 
 def frames(page, rect, drawings: list[dict]) -> list:
-    """The plot frames inside a figure's rectangle: drawn rectangles that are a sizeable
+    """The plot frames inside a figure's rectangle: drawn rectangles, or a left and a
+    bottom axis line meeting in a corner (a plot without a box), that are a sizeable
     share of it, left to right, top down."""
     import pymupdf
 
     area = rect.width * rect.height
+    boxes = [pymupdf.Rect(d["rect"]) for d in drawings if d["items"] and d["items"][0][0] == "re"]
     found = []
-    for d in drawings:
-        r = pymupdf.Rect(d["rect"])
-        if not d["items"] or d["items"][0][0] != "re" or not (rect + (-2, -2, 2, 2)).contains(r):
+    for r in boxes + axis_corners(rect, drawings):
+        if not within(r, rect + (-2, -2, 2, 2)):
             continue
-        same = any(abs(r.x0 - f.x0) < 1 and abs(r.y0 - f.y0) < 1 for f in found)
+        same = any(abs(r.x0 - f.x0) < 1 and abs(r.y1 - f.y1) < 1 for f in found)
         if 0.04 * area < r.width * r.height < 0.9 * area and not same:
             found.append(r)
 
@@ -42,6 +43,26 @@ def frames(page, rect, drawings: list[dict]) -> list:
     ]
     found = [f for f in found if not any(o != f and o.contains(f) for o in found)]
     return sorted(found, key=lambda f: (round(f.y0 / 20), f.x0))
+
+
+def axis_corners(rect, drawings: list[dict]) -> list:
+    """The frame a vertical and a horizontal line span where they meet bottom left: the
+    y and x axes of a plot drawn without a box."""
+    import pymupdf
+
+    lines = []
+    for d in drawings:
+        if len(d["items"]) == 1 and d["items"][0][0] == "l" and d.get("color") is not None:
+            a, b = d["items"][0][1], d["items"][0][2]
+            lines.append((min(a.x, b.x), min(a.y, b.y), max(a.x, b.x), max(a.y, b.y)))
+    upright = [ln for ln in lines if ln[2] - ln[0] < 0.5 and ln[3] - ln[1] > 0.2 * rect.height]
+    across = [ln for ln in lines if ln[3] - ln[1] < 0.5 and ln[2] - ln[0] > 0.2 * rect.width]
+    return [
+        pymupdf.Rect(v[0], v[1], h[2], h[1])
+        for v in upright
+        for h in across
+        if abs(h[0] - v[0]) < 2 and abs(h[1] - v[3]) < 2
+    ]
 
 
 def middle(rect) -> tuple[float, float]:

@@ -306,7 +306,11 @@ def transmission(fig):
 
 
 def two_panels(fig):
+    """Two plots drawn as many journals draw them: no box, only the left and bottom axes."""
     a, b = fig.subplots(1, 2)
+    for ax in (a, b):
+        ax.patch.set_visible(False)
+        ax.spines[["top", "right"]].set_visible(False)
     gap = np.linspace(100, 500, 9)
     q = 2.1e4 * np.exp((gap - 100) / 250)
     a.semilogy(gap, q, "o-", color="tab:green")
