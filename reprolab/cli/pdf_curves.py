@@ -111,10 +111,39 @@ def read_panel(frame, lines: list[dict], drawings: list[dict], others: list) -> 
         "legend": [ln["text"] for ln in inside],
         "curves": [],
     }
-    to_x, to_y = calibration(xs), calibration(ys)
+    marks_x, marks_y = tick_marks(frame, drawings)
+    to_x, to_y = calibration(snapped(xs, marks_x)), calibration(snapped(ys, marks_y))
     if to_x and to_y and not right:  # two y axes: which one a curve uses is the person's call
         panel["curves"] = curves(frame, drawings, inside, to_x, to_y)
     return panel
+
+
+def tick_marks(frame, drawings: list[dict]) -> tuple[list[float], list[float]]:
+    """Where the short tick marks stand on the bottom axis (x) and the left axis (y)."""
+    xs, ys = [], []
+    for d in drawings:
+        if len(d["items"]) != 1 or d["items"][0][0] != "l":
+            continue
+        a, b = d["items"][0][1], d["items"][0][2]
+        upright = abs(a.x - b.x) < 0.1 and abs(a.y - b.y) < 10
+        across = abs(a.y - b.y) < 0.1 and abs(a.x - b.x) < 10
+        on_bottom = min(abs(a.y - frame.y1), abs(b.y - frame.y1)) < 1
+        on_left = min(abs(a.x - frame.x0), abs(b.x - frame.x0)) < 1
+        if upright and on_bottom and frame.x0 - 1 <= a.x <= frame.x1 + 1:
+            xs.append(a.x)
+        elif across and on_left and frame.y0 - 1 <= a.y <= frame.y1 + 1:
+            ys.append(a.y)
+    return xs, ys
+
+
+def snapped(labels: list[tuple[float, float]], marks: list[float]) -> list[tuple[float, float]]:
+    """Each tick label at the tick mark it is centred on (within 3 pt), which places it
+    more exactly than the middle of its text; a label without a mark as it is."""
+    out = []
+    for pos, value in labels:
+        near = min(marks, key=lambda m: abs(m - pos), default=None)
+        out.append((near if near is not None and abs(near - pos) < 3 else pos, value))
+    return out
 
 
 def calibration(ticks: list[tuple[float, float]]):
