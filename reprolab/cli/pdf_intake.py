@@ -106,7 +106,12 @@ def figure_order(fig: dict) -> int:
 
 
 def is_heading(ln: dict, body: float) -> bool:
-    return ln["size"] > body * 1.15 and len(ln["text"]) < 120
+    """Larger type, or a short line all in bold (a journal's section heading set at the
+    body's size), never a caption."""
+    if FIG_CAPTION.match(ln["text"]) or TABLE_CAPTION.match(ln["text"]):
+        return False
+    bold = ln.get("bold") and len(ln["text"].split()) <= 12 and ln["size"] >= body * 0.95
+    return (ln["size"] > body * 1.15 and len(ln["text"]) < 120) or bool(bold)
 
 
 def markdown_line(ln: dict, body: float, heads: list[float], out: Intake, md: list) -> str:
@@ -184,6 +189,8 @@ def text_lines(page) -> list[dict]:
             rect |= s["bbox"]
         ln = {"text": text, "size": size, "rect": rect, "block": number, "spans": spans}
         ln["horizontal"] = abs(line["dir"][0]) > 0.9
+        inked = [s for s in spans if s["text"].strip()]
+        ln["bold"] = bool(inked) and all(s["flags"] & 16 or "Bold" in s["font"] for s in inked)
         ln["continues"] = continues(prev, ln)
         lines.append(ln)
         prev = ln

@@ -41,6 +41,8 @@ def test_every_number_kept_and_no_running_head(made):
     for running in set(want.running):
         assert not re.search(rf"(?m)^{re.escape(running)}$", md), running
     assert not re.search(r"\b[a-z]{2,}- *\n", md)  # no word left broken at a line end
+    for heading in want.headings[1:]:  # the sections, in larger type or in bold
+        assert re.search(rf"(?m)^##+ {re.escape(heading)}$", md), heading
 
 
 def test_tables_are_tables_with_units(made):

@@ -57,6 +57,7 @@ class Style:
     fig_word: str  # "FIG." / "Fig." / "Figure"
     table_word: str  # "TABLE" / "Table"
     roman_tables: bool = False
+    bold_headings: bool = False
     caption_sep: str = "."
     table_caption_above: bool = True
     page: tuple[float, float] = (612, 792)
@@ -194,7 +195,16 @@ class Typesetter:
         self.want.headings.append(text)
         self.need(2.2 * self.s.size)
         self.y += 0.4 * self.s.size
-        self.put(self.column().x0, self.y + self.s.size, text, size or self.s.size * 1.25)
+        if self.s.bold_headings:  # bold at the body's size, as REVTeX and IEEE set them
+            self.page.insert_text(
+                (self.column().x0, self.y + self.s.size),
+                text,
+                fontsize=self.s.size,
+                fontname="bold",
+                fontfile=str(FONTS / self.s.font.replace(".ttf", "-Bold.ttf")),
+            )
+        else:
+            self.put(self.column().x0, self.y + self.s.size, text, size or self.s.size * 1.25)
         self.y += 1.8 * self.s.size
 
     def front(self, title, authors, abstract):
@@ -454,6 +464,7 @@ STYLES = {
         "FIG.",
         "TABLE",
         roman_tables=True,
+        bold_headings=True,
     ),
     "optica": Style(
         "optica",
@@ -482,6 +493,7 @@ STYLES = {
         "Fig.",
         "TABLE",
         roman_tables=True,
+        bold_headings=True,
     ),
 }
 LAYOUTS = {name: (lambda path, s=style: paper(s, path)) for name, style in STYLES.items()}
