@@ -28,7 +28,7 @@ def frames(page, rect, drawings: list[dict]) -> list:
         if not within(r, rect + (-2, -2, 2, 2)):
             continue
         same = any(abs(r.x0 - f.x0) < 1 and abs(r.y1 - f.y1) < 1 for f in found)
-        if 0.04 * area < r.width * r.height < 0.9 * area and not same:
+        if 0.04 * area < r.width * r.height and not same:
             found.append(r)
 
     def size(r):
@@ -37,9 +37,7 @@ def frames(page, rect, drawings: list[dict]) -> list:
     # a background around a plot (a figure's own sheet) gives way to the plot; a box
     # inside a plot (a legend, an inset) is part of it
     found = [
-        f
-        for f in found
-        if not any(o != f and f.contains(o) and size(o) > 0.3 * size(f) for o in found)
+        f for f in found if sum(size(o) for o in found if o != f and f.contains(o)) <= 0.3 * size(f)
     ]
     found = [f for f in found if not any(o != f and o.contains(f) for o in found)]
     return sorted(found, key=lambda f: (round(f.y0 / 20), f.x0))
