@@ -20,7 +20,14 @@ from pathlib import Path
 
 from reprolab.cli.pdf_curves import frames, read_panel
 from reprolab.cli.pdf_tables import key_values, mode_table, table_rows
-from reprolab.cli.pdf_text import RUNNING, join_hyphen, line_text, page_lines, running_lines
+from reprolab.cli.pdf_text import (
+    RUNNING,
+    join_hyphen,
+    line_text,
+    page_lines,
+    running_lines,
+    unreadable,
+)
 
 FIG_CAPTION = re.compile(r"^\s*(?:Fig\.|Fig|Figure)\s*(\d+)\s*(?:[.:|—–]|\s-\s)", re.I)
 TABLE_CAPTION = re.compile(r"^\s*Table\s*(\d+|[IVX]+)\s*(?:[.:|—–]|\s-\s)", re.I)
@@ -80,6 +87,12 @@ def read_pdf_intake(doc, fig_dir: Path) -> Intake:
             if md and md[-1]:
                 md.append("")  # a paragraph of its own
             for ln in item["lines"]:
+                if unreadable(ln["text"]):  # glyphs without their characters: an image
+                    image = equation_image(page, pno, ln, fig_dir)
+                    md.append(f"![TODO: type this equation of page {pno} as text]({image})")
+                    out.lines.append({"page": pno, "text": ln["text"], "to": image})
+                    last = None
+                    continue
                 text = ln["text"]
                 joined = join_hyphen(md[last[0]], text) if last else None
                 if joined:
@@ -97,6 +110,17 @@ def read_pdf_intake(doc, fig_dir: Path) -> Intake:
     out.figures.sort(key=figure_order)
     out.markdown = re.sub(r"\n{3,}", "\n\n", "\n".join(md)).strip() + "\n"
     return out
+
+
+def equation_image(page, pno: int, ln: dict, fig_dir: Path) -> str:
+    """The line rendered as figures/equation_p<page>_<n>.png; its path in the folder."""
+    n = 1
+    while (fig_dir / f"equation_p{pno}_{n}.png").exists():
+        n += 1
+    clip = (ln["rect"] + (-3, -3, 3, 3)) & page.rect
+    name = f"equation_p{pno}_{n}.png"
+    page.get_pixmap(clip=clip, dpi=render_dpi(clip)).save(fig_dir / name)
+    return f"figures/{name}"
 
 
 def figure_order(fig: dict) -> int:

@@ -145,3 +145,12 @@ def same_baseline(a: dict, a_spans: list, b: dict, b_spans: list) -> bool:
     gap = b["bbox"][0] - a["bbox"][2]
     overlap = min(a["bbox"][3], b["bbox"][3]) - max(a["bbox"][1], b["bbox"][1])
     return a["dir"] == b["dir"] == (1.0, 0.0) and -1 <= gap < 1.5 * size and overlap > 0.5 * size
+
+
+def unreadable(text: str) -> bool:
+    """A line whose glyphs come without their characters (a maths font with no Unicode
+    map: control or private-use code points, replacement characters): a third or more
+    of it."""
+    inked = [c for c in text if not c.isspace()]
+    odd = sum(1 for c in inked if c < " " or "\ue000" <= c <= "\uf8ff" or c == "\ufffd")
+    return bool(inked) and odd >= len(inked) / 3

@@ -220,6 +220,8 @@ def test_confirmed_folder_and_the_report_names_intake_digitized_figures(made):
             c["label"] = c["label"].removeprefix("TODO confirm: ")
     (out / "metadata.yaml").write_text(yaml.safe_dump(meta, allow_unicode=True))
     (out / "intake_text.json").unlink()  # raster figures' text was left out with them
+    md = (out / "paper.md").read_text()  # the equation kept as an image, typed as text
+    (out / "paper.md").write_text(re.sub(r"!\[TODO: type this equation[^\n]*", "E = m (4)", md))
     assert main(["check", str(out)]) == 0
     paper = Paper(out)
     ids = [f.figure_id for f in paper.meta.figures]
@@ -231,3 +233,26 @@ def test_confirmed_folder_and_the_report_names_intake_digitized_figures(made):
             c.pop("digitized_by")
     (out / "metadata.yaml").write_text(yaml.safe_dump(meta, allow_unicode=True))
     assert intake_digitized_note(Paper(out), ids) == []
+
+
+def test_an_unreadable_equation_is_an_image_with_a_todo(made, capsys):
+    """An equation whose glyphs come without characters is kept as an image of itself,
+    linked from paper.md with a TODO that `check` lists as one item; typed as text, the
+    item is gone."""
+    want, out = made
+    md_path = out / "paper.md"
+    md = md_path.read_text()
+    links = re.findall(r"!\[TODO: type this equation of page (\d) as text\]\((figures/[^)]+)\)", md)
+    assert len(links) == want.unreadable_equations == 1
+    assert (out / links[0][1]).read_bytes().startswith(b"\x89PNG")
+    capsys.readouterr()
+    main(["check", str(out)])
+    err = capsys.readouterr().err
+    assert f"TODO: type this equation of page {links[0][0]} as text: {links[0][1]}" in err
+    assert "7 problem(s)" not in err and "8 problem(s)" in err  # one item more, at most 15
+    try:
+        md_path.write_text(re.sub(r"!\[TODO: type this equation[^\n]*", "E(x) = mc^2 (4)", md))
+        main(["check", str(out)])
+        assert "type this equation" not in capsys.readouterr().err
+    finally:
+        md_path.write_text(md)

@@ -45,6 +45,7 @@ class Expected:
     figures: dict[str, dict] = field(default_factory=dict)  # id -> caption, panels, raster
     running: list[str] = field(default_factory=list)  # header and footer text, not the paper's
     headings: list[str] = field(default_factory=list)
+    unreadable_equations: int = 0  # set in glyphs without characters: kept as images
 
 
 @dataclass
@@ -433,6 +434,10 @@ def paper(style: Style, path: Path, figures_first=False) -> Expected:
     body(t, 6, 2, "C")
     t.heading("3. Results" if style.name != "revtex" else "III. RESULTS")
     t.paragraph(EQUATIONS[2], centre=True)
+    # an equation set in a maths font without a Unicode map: its glyphs read as
+    # private-use code points, as in many published PDFs
+    t.paragraph("\ue001(\ue002) = \ue003\ue004 \ue005 \ue006 (4)", centre=True, record=False)
+    t.want.unreadable_equations += 1
     body(t, 1, 4, "D")
     t.figure(
         2,
