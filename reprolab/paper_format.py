@@ -101,6 +101,13 @@ class Curve(Strict):
         "without a unit is in its axis's unit), then numeric rows. Without it the curve is "
         "compared visually (a qualitative result at most).",
     )
+    digitized_by: Literal["new-paper", "digitize"] | None = Field(
+        None,
+        description="Which ReproLab tool made the digitized CSV, where one did: `new-paper` "
+        "(read from the PDF's drawing paths) or `digitize` (from the figure's image by its "
+        "calibration points and colour); none for data the paper or a person gave. The "
+        "report names the figures judged from such curves.",
+    )
     reference: bool = Field(
         False,
         description="The curve is the paper's reference (analytic theory, a Mie series, a "

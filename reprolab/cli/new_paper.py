@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from reprolab.cli.pdf_intake import Intake, table_key_values, unplaced, write_account
+from reprolab.cli.pdf_intake import Intake, table_offers, unplaced, write_account
 
 CAPTION = re.compile(r"^\s*(?:Fig\.?|Figure)\s*(\d+)\s*[:.|]?\s*(.*)", re.S | re.I)
 UNIT_IN_LABEL = re.compile(r"[(\[]\s*([^)\]]+?)\s*[)\]]\s*$")
@@ -72,18 +72,73 @@ def make_paper_folder(src: Path, paper_id: str, out: Path) -> Path:
         if fig.get("refused"):  # the skeleton says TODO; the person is told why here
             print(f"reprolab: {fig['refused']}", file=sys.stderr)
     (out / "paper.md").write_text(intake.markdown, encoding="utf-8")
-    meta = skeleton(paper_id, intake.title, intake.figures)
+    figures = [entry for fig in intake.figures for entry in panel_entries(fig)]
+    write_digitized(out, figures)
+    meta = skeleton(paper_id, intake.title, figures)
     if intake.tables:
-        meta["key_values"] = table_key_values(intake.tables, intake.markdown)
+        offered, values = table_offers(intake.tables, intake.markdown)
+        if values:
+            meta["key_values"] = values
+        if offered:
+            meta["tables"] = offered
     if intake.lines:
         write_account(out, src.name, intake.lines)
         for path, problem in unplaced(out):
             print(f"reprolab: {path}: {problem}", file=sys.stderr)
-    text = HEADER.format(source=src.name, folder=out) + yaml.safe_dump(
-        meta, sort_keys=False, allow_unicode=True, width=100
+    text = (
+        HEADER.format(source=src.name, folder=out)
+        + digitize_offer(figures)
+        + yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=100)
     )
     (out / "metadata.yaml").write_text(text, encoding="utf-8")
     return out / "metadata.yaml"
+
+
+def panel_entries(fig: dict) -> list[dict]:
+    """A figure of several plots as one entry per panel (fig2a, fig2b: each its own
+    axes and curves), with the figure's image and caption; any other as itself."""
+    panels = fig.get("panels") or []
+    if len(panels) < 2:
+        return [{**fig, "digitized": panels[0]["curves"] if panels else []}]
+    return [
+        {
+            **fig,
+            **panel,
+            "figure_id": f"{fig['figure_id']}{'abcdefgh'[i]}",
+            "digitized": panel["curves"],
+        }
+        for i, panel in enumerate(panels[:8])
+    ]
+
+
+def write_digitized(out: Path, figures: list[dict]) -> None:
+    """Each curve read off a vector figure's paths as data/<figure>_<curve>.csv, which
+    the skeleton offers to confirm."""
+    from reprolab.cli.pdf_curves import csv_text
+    from reprolab.fileio import atomic_write_text
+
+    for fig in figures:
+        for curve in fig.get("digitized", []):
+            cid = re.sub(r"[^A-Za-z0-9_]+", "_", curve["label"]).strip("_") or "curve"
+            curve["file"] = f"data/{fig['figure_id']}_{cid}.csv"
+            (out / "data").mkdir(exist_ok=True)
+            atomic_write_text(out / curve["file"], csv_text(curve["points"]))
+
+
+def digitize_offer(figures: list[dict]) -> str:
+    """Comment lines naming the figures no data was read from, with the command that
+    digitizes a curve of each from its image."""
+    bare = [f for f in figures if not f.get("digitized") and not f["image"].startswith("TODO")]
+    if not bare:
+        return ""
+    lines = [f"# No curve data was read from {', '.join(f['figure_id'] for f in bare)}. Digitize a"]
+    lines.append("# curve from its image with two calibration points per axis and its colour:")
+    for f in bare:
+        lines.append(
+            f"#   reprolab digitize {f['image']} --x PIXEL=VALUE PIXEL=VALUE "
+            f"--y PIXEL=VALUE PIXEL=VALUE --color '#RRGGBB' --out data/{f['figure_id']}_<curve>.csv"
+        )
+    return "\n".join(lines) + "\n"
 
 
 def skeleton(paper_id: str, title: str | None, figures: list[dict]) -> dict:
@@ -98,7 +153,9 @@ def skeleton(paper_id: str, title: str | None, figures: list[dict]) -> dict:
                 "caption": caption,
                 "x_axis": axis(fig.get("x_label")),
                 "y_axes": {"left": axis(fig.get("y_label"))},
-                "curves": curves(fig.get("legend") or []),
+                "curves": digitized_curves(fig["digitized"])
+                if fig.get("digitized")
+                else curves(fig.get("legend") or [], fig),
             }
         )
         if fig.get("y_right"):
@@ -121,14 +178,35 @@ def figure_title(caption: str) -> str:
     return text.split(". ")[0].rstrip(".") or "TODO: the figure's title"
 
 
-def curves(legend: list[str]) -> list[dict]:
-    """One curve per legend entry found (to confirm), else one to fill in."""
+def digitized_curves(found: list[dict]) -> list[dict]:
+    """One curve per path read off the figure, its CSV to confirm against the image."""
+    out = []
+    for curve in found:
+        cid = Path(curve["file"]).stem.split("_", 1)[1]
+        out.append(
+            {
+                "curve_id": cid,
+                "label": f"TODO confirm: {curve['label']}",
+                "digitized": f"TODO confirm: {curve['file']}",
+                "digitized_by": "new-paper",  # read off the PDF's paths
+            }
+        )
+    return out
+
+
+def curves(legend: list[str], fig: dict) -> list[dict]:
+    """One curve per legend entry found (to confirm), else one to fill in that offers
+    `reprolab digitize` for the figure's image (no data was read from it)."""
+    offer = (
+        f"no data was read from this figure; add digitized: data/<file>.csv, e.g. from "
+        f"reprolab digitize {fig.get('image', 'figures/<image>')} --x PIXEL=VALUE PIXEL=VALUE "
+        "--y PIXEL=VALUE PIXEL=VALUE --color '#RRGGBB' --out data/<file>.csv"
+    )
     if not legend:
         return [
             {
                 "curve_id": "TODO_curve_id",
-                "label": "TODO: the legend text (one entry per curve; add "
-                "digitized: data/<file>.csv where you have the data)",
+                "label": f"TODO: the legend text (one entry per curve); {offer}",
             }
         ]
     out = []
@@ -234,7 +312,7 @@ def image_beside(folder: Path, ref: str) -> tuple[bytes, str]:
 
 def read_pdf(src: Path, fig_dir: Path):
     """The PDF's intake (reprolab.cli.pdf_intake): every line placed, figures saved."""
-    from reprolab.cli.pdf_intake import read_pdf_intake
+    from reprolab.cli.pdf_intake import MAX_PAGES, read_pdf_intake
     from reprolab.errors import InputFileError
 
     try:
@@ -249,4 +327,6 @@ def read_pdf(src: Path, fig_dir: Path):
         doc = pymupdf.open(src)
     except Exception as exc:  # noqa: BLE001 - any unreadable PDF is the user's file
         raise InputFileError(src, f"cannot be read as a PDF ({exc})") from None
+    if doc.page_count > MAX_PAGES:
+        raise InputFileError(src, f"has {doc.page_count} pages, over {MAX_PAGES}; give the paper")
     return read_pdf_intake(doc, fig_dir)

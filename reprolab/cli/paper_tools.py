@@ -1,7 +1,8 @@
 """Paper-folder commands: `check` (the whole folder, every problem at once),
 `check-recordings` (a replay folder against the agents' models and the plan's
 stages), `new-paper` (a PDF or markdown into a paper-folder skeleton) and
-`paper-schema` (the JSON schema of metadata.yaml, generated from the models)."""
+`paper-schema` (the JSON schema of metadata.yaml, generated from the models) and
+`digitize` (a raster figure's curve as a CSV: reprolab.cli.digitize)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 
 from agents import registry
 
-COMMANDS = ("check", "check-recordings", "new-paper", "paper-schema")
+COMMANDS = ("check", "check-recordings", "new-paper", "paper-schema", "digitize")
 
 # From the agent registry: author and reviewer (a reviewer's needs_revision at attempt
 # N asks for attempt N+1 of both); the agents called once per paper, and those every
@@ -35,6 +36,9 @@ def add_commands(sub) -> None:
     new.add_argument("source", help="the paper as PDF or markdown")
     new.add_argument("--id", required=True, help="paper id (letters, digits, _)")
     new.add_argument("--out", help="the folder to create (default papers/ID)")
+    from reprolab.cli.digitize import add_command
+
+    add_command(sub)  # `reprolab digitize`: a raster figure's curve from its calibration
     schema = sub.add_parser("paper-schema", help="print the JSON schema of metadata.yaml")
     schema.add_argument("--write", action="store_true", help="write docs/paper-format.schema.json")
 
@@ -45,6 +49,10 @@ def run(args) -> int:
     if args.command == "check-recordings":
         folder = Path(args.recordings or Path(args.paper) / "recordings")
         return print_problems(check_recordings(folder), f"recordings {folder}")
+    if args.command == "digitize":
+        from reprolab.cli.digitize import digitize_command
+
+        return digitize_command(args)
     if args.command == "paper-schema":
         from reprolab.paper_format import SCHEMA_PATH, schema_text
 
@@ -78,7 +86,58 @@ def check_paper(folder: str | Path) -> list[tuple[str, str]]:
     meta, problems = check_folder(folder)
     for line in header_readings(Path(folder), meta):
         print(line)
-    return problems + unplaced(Path(folder))
+    return grouped_todos(problems) + unplaced(Path(folder)) + equation_todos(Path(folder))
+
+
+def equation_todos(folder: Path) -> list[tuple[str, str]]:
+    """The equations new-paper could only keep as images (their glyphs came without
+    characters), each an item until typed as text in paper.md."""
+    path = folder / "paper.md"
+    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    return [
+        (str(path), f"{m[1]}: {m[2]} (replace the image link with the equation as text)")
+        for m in re.finditer(
+            r"!\[(TODO: type this equation of page \d+ as text)\]\(([^)]*)\)", text
+        )
+    ]
+
+
+TODO_LINE = re.compile(r"^field '(?P<field>[^']+)' still has a TODO marker \((?P<text>.*)\): ")
+
+
+def grouped_todos(problems: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The TODO markers of one entry (a figure, a table, a key value) as one item of
+    what is left to do, naming each field and what was found; a lone marker as is."""
+    groups: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    out: list = []
+    for path, message in problems:
+        m = TODO_LINE.match(message)
+        if not m:
+            out.append((path, message))
+            continue
+        entry = re.match(r"^[a-z_]+(?:\[\d+\])?", m["field"])[0]
+        if (path, entry) not in groups:
+            groups[(path, entry)] = []
+            out.append((path, entry))  # its place in the list, filled in below
+        groups[(path, entry)].append((m["field"], m["text"], message))
+    result = []
+    for item in out:
+        todos = groups.get(item)
+        if todos is None:
+            result.append(item)
+        elif len(todos) == 1:
+            result.append((item[0], todos[0][2]))
+        else:
+            fields = "; ".join(f"{f.removeprefix(item[1]).lstrip('.')} {t}" for f, t, _ in todos)
+            result.append(
+                (
+                    item[0],
+                    f"field '{item[1]}' still has {len(todos)} TODO markers ({fields}): replace "
+                    "each with the paper's value, keeping what a 'TODO confirm:' found where it "
+                    "is right (docs/paper-format.md)",
+                )
+            )
+    return result
 
 
 def header_readings(folder: Path, meta) -> list[str]:

@@ -18,11 +18,24 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from reprolab.cli.pdf_curves import frames, read_panel
+from reprolab.cli.pdf_tables import key_values, mode_table, table_rows
+from reprolab.cli.pdf_text import (
+    RUNNING,
+    join_hyphen,
+    line_text,
+    page_lines,
+    running_lines,
+    unreadable,
+)
+
 FIG_CAPTION = re.compile(r"^\s*(?:Fig\.|Fig|Figure)\s*(\d+)\s*(?:[.:|—–]|\s-\s)", re.I)
-TABLE_CAPTION = re.compile(r"^\s*Table\s*(\d+)\s*(?:[.:|—–]|\s-\s)", re.I)
+TABLE_CAPTION = re.compile(r"^\s*Table\s*(\d+|[IVX]+)\s*(?:[.:|—–]|\s-\s)", re.I)
 NUMBER = re.compile(r"^[\s\-−+0-9.,eE×^⁰¹²³⁴⁵⁶⁷⁸⁹⁻]*$")
 PANEL = re.compile(r"^\(?[a-h]\)$")
 ACCOUNT = "intake_text.json"
+MAX_PIXELS = 16_000_000  # a figure's image; a page of any size renders within it
+MAX_PAGES = 300  # a PDF longer than this is not one paper
 LABEL_WORDS = 5  # a line of this many words or more is a sentence, not a label
 
 
@@ -43,12 +56,19 @@ def read_pdf_intake(doc, fig_dir: Path) -> Intake:
     """Title, markdown, figures (images written to `fig_dir`), tables and the
     destination of every text line of the opened PyMuPDF document `doc`."""
     pages = [page_items(page) for page in doc]
+    running = running_lines([p["lines"] for p in pages], [page.rect.height for page in doc])
+    out = Intake(None, "", [], [], [])
+    for pno, p in enumerate(pages, start=1):
+        for ln in p["lines"]:
+            if id(ln) in running:
+                out.lines.append({"page": pno, "text": ln["text"], "to": RUNNING})
+        p["lines"] = [ln for ln in p["lines"] if id(ln) not in running]
     body = body_size([ln for p in pages for ln in p["lines"]])
     heads = sorted(
         {ln["size"] for p in pages for ln in p["lines"] if is_heading(ln, body)}, reverse=True
     )
-    out = Intake(None, "", [], [], [])
     md: list[str] = []
+    last = None  # (index in md, index in out.lines) of the last body line: a hyphen joins it
     for pno, (items, page) in enumerate(zip(pages, doc, strict=True), start=1):
         figures = place_figures(page, pno, items, body, out.figures, fig_dir)
         for fig in figures:
@@ -62,18 +82,60 @@ def read_pdf_intake(doc, fig_dir: Path) -> Intake:
                     for cell in row:
                         if cell.strip():
                             out.lines.append({"page": pno, "text": cell, "to": "paper.md"})
+                last = None
                 continue
+            if md and md[-1]:
+                md.append("")  # a paragraph of its own
             for ln in item["lines"]:
-                md.append(markdown_line(ln, body, heads, out, md))
-                out.lines.append({"page": pno, "text": ln["text"], "to": "paper.md"})
+                if unreadable(ln["text"]):  # glyphs without their characters: an image
+                    image = equation_image(page, pno, ln, fig_dir)
+                    md.append(f"![TODO: type this equation of page {pno} as text]({image})")
+                    out.lines.append({"page": pno, "text": ln["text"], "to": image})
+                    last = None
+                    continue
+                text = ln["text"]
+                joined = join_hyphen(md[last[0]], text) if last else None
+                if joined:
+                    md[last[0]], text = joined
+                    out.lines[last[1]]["text"] = joined[0]
+                line = markdown_line({**ln, "text": text}, body, heads, out, md)
+                if not text:
+                    continue
+                md.append(line)
+                out.lines.append({"page": pno, "text": text, "to": "paper.md"})
+                heading = line.startswith("\n#")
+                last = None if heading else (len(md) - 1, len(out.lines) - 1)
     for table in out.tables:
         table.pop("lines", None)
-    out.markdown = "\n".join(md).strip() + "\n"
+    out.figures.sort(key=figure_order)
+    out.markdown = re.sub(r"\n{3,}", "\n\n", "\n".join(md)).strip() + "\n"
     return out
 
 
+def equation_image(page, pno: int, ln: dict, fig_dir: Path) -> str:
+    """The line rendered as figures/equation_p<page>_<n>.png; its path in the folder."""
+    n = 1
+    while (fig_dir / f"equation_p{pno}_{n}.png").exists():
+        n += 1
+    clip = (ln["rect"] + (-3, -3, 3, 3)) & page.rect
+    name = f"equation_p{pno}_{n}.png"
+    page.get_pixmap(clip=clip, dpi=render_dpi(clip)).save(fig_dir / name)
+    return f"figures/{name}"
+
+
+def figure_order(fig: dict) -> int:
+    """Figures by their printed number (a page may set Fig. 4 above Fig. 3)."""
+    m = re.fullmatch(r"fig(\d+)(?:_\d+)?", fig["figure_id"])
+    return int(m[1]) if m else 10**6
+
+
 def is_heading(ln: dict, body: float) -> bool:
-    return ln["size"] > body * 1.15 and len(ln["text"]) < 120
+    """Larger type, or a short line all in bold (a journal's section heading set at the
+    body's size), never a caption."""
+    if FIG_CAPTION.match(ln["text"]) or TABLE_CAPTION.match(ln["text"]):
+        return False
+    bold = ln.get("bold") and len(ln["text"].split()) <= 12 and ln["size"] >= body * 0.95
+    return (ln["size"] > body * 1.15 and len(ln["text"]) < 120) or bool(bold)
 
 
 def markdown_line(ln: dict, body: float, heads: list[float], out: Intake, md: list) -> str:
@@ -82,8 +144,14 @@ def markdown_line(ln: dict, body: float, heads: list[float], out: Intake, md: li
     if not is_heading(ln, body):
         return ln["text"]
     level = min(heads.index(ln["size"]) + 1, 4)
+    while md and not md[-1] and ln.get("continues"):
+        md.pop()  # the paragraph break put before a heading's second line
     if md and md[-1].startswith("\n" + "#" * level + " ") and ln.get("continues"):
-        joined = md.pop().strip() + " " + ln["text"]
+        prev = md.pop().strip()
+        word = join_hyphen(prev, ln["text"])  # 'micro-' / 'ring resonators'
+        joined = " ".join(word).strip() if word else prev + " " + ln["text"]
+        if word and out.lines and out.lines[-1]["to"] == "paper.md":  # the account follows
+            out.lines[-1]["text"] = word[0].lstrip("# ")
         if out.title and joined.startswith("# "):
             out.title = joined[2:]
         return "\n" + joined + "\n"
@@ -106,11 +174,11 @@ def page_items(page) -> dict:
 
     pymupdf.no_recommend_layout()  # find_tables' advice on stdout is not for our user
     raw = text_lines(page)
-    tables = found_tables(page.find_tables())
+    tables = found_tables(page.find_tables(), raw)
     for rect in page.cluster_drawings():  # a small table beside others is found alone
         if not any(overlap(pymupdf.Rect(rect), t["rect"]) > 0.3 for t in tables):
             clip = pymupdf.Rect(rect) + (-2, -2, 2, 2)
-            tables += found_tables(page.find_tables(clip=clip))
+            tables += found_tables(page.find_tables(clip=clip), raw)
     for ln in raw:  # a table without vertical rules: beside its caption
         if TABLE_CAPTION.match(ln["text"]) and not any(near_table(ln, t) for t in tables):
             tables += caption_table(page, ln, raw)
@@ -121,30 +189,35 @@ def page_items(page) -> dict:
     rects = [r for r in rects if 0.01 * area < r.width * r.height < 0.8 * area]
     rects = [r for r in rects if not any(overlap(r, t["rect"]) > 0.3 for t in tables)]
     rects = [r for r in rects if not any(o != r and o.contains(r) for o in rects)]
-    frames = [d["rect"] for d in page.get_drawings() if d["items"] and d["items"][0][0] == "re"]
+    drawings = page.get_drawings()
+    boxes = [d["rect"] for d in drawings if d["items"] and d["items"][0][0] == "re"]
     graphics = []
     for rect, panels in merge_panels(rects):
         first = min(panels, key=lambda r: (round(r.y0 / 20), r.x0))  # panel (a)
-        graphics.append({"rect": rect, "panel": first, "frame": plot_frame(first, frames)})
-    return {"lines": lines, "tables": tables, "graphics": graphics}
+        graphics.append({"rect": rect, "panel": first, "frame": plot_frame(first, boxes)})
+    return {"lines": lines, "tables": tables, "graphics": graphics, "drawings": drawings}
 
 
 def text_lines(page) -> list[dict]:
     import pymupdf
 
+    flags = pymupdf.TEXTFLAGS_DICT & ~pymupdf.TEXT_PRESERVE_LIGATURES  # "ﬁ" read as "fi"
     lines, prev = [], None
-    for block in page.get_text("dict")["blocks"]:
-        for line in block.get("lines", []):
-            text = " ".join("".join(s["text"] for s in line["spans"]).split())
-            if not text:
-                continue
-            size = round(max(s["size"] for s in line["spans"]), 1)
-            rect = pymupdf.Rect(line["bbox"])
-            ln = {"text": text, "size": size, "rect": rect, "block": block["number"]}
-            ln["horizontal"] = abs(line["dir"][0]) > 0.9
-            ln["continues"] = continues(prev, ln)
-            lines.append(ln)
-            prev = ln
+    for line, spans, number in page_lines(page.get_text("dict", flags=flags)["blocks"]):
+        text = line_text(spans)
+        if not text:
+            continue
+        size = round(max(s["size"] for s in spans), 1)
+        rect = pymupdf.Rect(line["bbox"])
+        for s in spans:
+            rect |= s["bbox"]
+        ln = {"text": text, "size": size, "rect": rect, "block": number, "spans": spans}
+        ln["horizontal"] = abs(line["dir"][0]) > 0.9
+        inked = [s for s in spans if s["text"].strip()]
+        ln["bold"] = bool(inked) and all(s["flags"] & 16 or "Bold" in s["font"] for s in inked)
+        ln["continues"] = continues(prev, ln)
+        lines.append(ln)
+        prev = ln
     return lines
 
 
@@ -154,32 +227,31 @@ def near_table(caption: dict, table: dict) -> bool:
 
 
 def caption_table(page, caption: dict, lines: list[dict]) -> list[dict]:
-    """The table below (else above) a table caption, read from the alignment of its
-    text, up to the nearest sentence."""
+    """The table below (else above) a table caption without vertical rules: the lines
+    of its column between the caption and the nearest sentence (or the caption of a
+    figure), read as cells; none when they do not make two rows of two columns."""
     import pymupdf
 
-    c = caption["rect"]
-    col = [ln for ln in lines if ln is not caption and ln["rect"].x1 > c.x0 - 5]
-    sentence = [ln for ln in col if len(ln["text"].split()) >= LABEL_WORDS + 1]
-    below_end = min((ln["rect"].y0 for ln in sentence if ln["rect"].y0 > c.y1), default=None)
-    above_end = max((ln["rect"].y1 for ln in sentence if ln["rect"].y1 < c.y0), default=None)
-    width = page.rect.width
-    x0, x1 = (0, width / 2) if c.x1 < width / 2 + 10 and c.x0 < width / 2 else (0, width)
-    if c.x0 >= width / 2 - 10:
+    c, width = caption["rect"], page.rect.width
+    x0, x1 = (0, width)
+    if c.x1 < width / 2 + 10:
+        x0, x1 = 0, width / 2
+    elif c.x0 >= width / 2 - 10:
         x0, x1 = width / 2, width
-    clips = [
-        (c.y1 + 1, below_end or c.y1 + 0.3 * page.rect.height),
-        (above_end or c.y0 - 0.3 * page.rect.height, c.y0 - 1),
+    col = [ln for ln in lines if ln is not caption and x0 <= middle(ln["rect"]).x <= x1]
+    stops = [
+        ln for ln in col if len(ln["text"].split()) > LABEL_WORDS or FIG_CAPTION.match(ln["text"])
     ]
-    for y0, y1 in clips:
-        clip = pymupdf.Rect(x0, y0, x1, y1) & page.rect
-        if clip.is_empty:
-            continue
-        kw = {"vertical_strategy": "text", "horizontal_strategy": "text"}
-        found = found_tables(page.find_tables(clip=clip, **kw))
-        found = [t for t in found if near_table(caption, t)]
-        if found:
-            return found[:1]
+    below = min((ln["rect"].y0 for ln in stops if ln["rect"].y0 > c.y1), default=page.rect.y1)
+    above = max((ln["rect"].y1 for ln in stops if ln["rect"].y1 < c.y0), default=0)
+    for y0, y1 in ((c.y1, below), (above, c.y0)):
+        region = pymupdf.Rect(x0, y0, x1, y1)
+        inside = [ln for ln in col if region.contains(middle(ln["rect"])) and ln["horizontal"]]
+        rows = table_rows(inside)
+        if len(rows) >= 2 and len(rows[0]) >= 2:
+            rect = union(inside)
+            if near_table(caption, {"rect": rect}):
+                return [{"kind": "table", "rect": rect + (-1, -1, 1, 1), "rows": rows}]
     return []
 
 
@@ -189,9 +261,9 @@ def middle(rect):
     return pymupdf.Point((rect.x0 + rect.x1) / 2, (rect.y0 + rect.y1) / 2)
 
 
-def found_tables(finder) -> list[dict]:
-    """The tables `find_tables` found that have text in most cells (a plot's frame and
-    grid lines read as a table of empty cells); rows with no text left out."""
+def found_tables(finder, lines: list[dict]) -> list[dict]:
+    """The ruled tables `find_tables` found that have text in most cells (a plot's frame
+    and grid lines read as a table of empty cells), their cells read from `lines`."""
     import pymupdf
 
     out = []
@@ -201,7 +273,9 @@ def found_tables(finder) -> list[dict]:
         cells = [c for r in rows for c in r]
         filled = sum(1 for c in cells if c) / max(len(cells), 1)
         if len(rows) >= 2 and max(len(r) for r in rows) >= 2 and filled >= 0.6:
-            out.append({"kind": "table", "rect": pymupdf.Rect(tab.bbox), "rows": rows})
+            rect = pymupdf.Rect(tab.bbox)
+            inside = [ln for ln in lines if rect.contains(middle(ln["rect"]))]
+            out.append({"kind": "table", "rect": rect, "rows": table_rows(inside) or rows})
     return out
 
 
@@ -282,12 +356,25 @@ def place_figures(
         image = f"figures/{fid}.png"
         fig = {"figure_id": fid, "image": image, "caption": cap["text"] if cap else None}
         fig |= axis_labels(g, taken)
+        found = frames(page, g["rect"], items["drawings"])
+        fig["panels"] = [
+            read_panel(f, taken, items["drawings"], [o for o in found if o != f]) for f in found
+        ]
+        if len(fig["panels"]) == 1:  # one plot: its own labels, read frame by frame
+            fig |= {k: v for k, v in fig["panels"][0].items() if k != "curves"}
         fig["text_lines"], fig["clip"] = taken, clip
         out.append(fig)
     for fig in out:
-        page.get_pixmap(clip=fig.pop("clip"), dpi=150).save(fig_dir / Path(fig["image"]).name)
+        clip = fig.pop("clip")
+        page.get_pixmap(clip=clip, dpi=render_dpi(clip)).save(fig_dir / Path(fig["image"]).name)
     done.extend(out)
     return out
+
+
+def render_dpi(clip) -> int:
+    """150 dpi, or less where that would make an image of more than MAX_PIXELS."""
+    inches = max(clip.width * clip.height / 72**2, 1e-9)
+    return max(min(150, int((MAX_PIXELS / inches) ** 0.5)), 1)
 
 
 def figure_id(cap: dict | None, pno: int, gi: int, done: list[dict]) -> str:
@@ -467,40 +554,30 @@ def table_markdown(table: dict) -> str:
     return "\n".join(out) + "\n"
 
 
-def table_key_values(tables: list[dict], markdown: str) -> list[dict]:
-    """Every numeric cell of a table as a key value to keep or delete: the row's label
-    and the column's heading name it, the heading's bracketed unit is its unit."""
-    from reprolab import units
-
-    numbers = [int(m[1]) for m in re.finditer(r"(?m)^Table\s*(\d+)", markdown)]
-    out = []
+def table_offers(tables: list[dict], markdown: str) -> tuple[list[dict], list[dict]]:
+    """(tables:, key_values:) offered for the paper folder: a table of modes as a
+    `tables:` entry, every other table's numbers as key values."""
+    numbers = [m[1] for m in re.finditer(r"(?m)^Table\s*(\d+|[IVX]+)\b", markdown, re.I)]
+    offered, values = [], []
     for i, table in enumerate(tables):
-        head, rows = table["rows"][0], table["rows"][1:]
-        name = f"Table {numbers[i]}" if i < len(numbers) else f"table {i + 1}"
-        for row in rows:
-            for col in range(1, min(len(row), len(head))):
-                value = number(row[col])
-                if value is None:
-                    continue
-                m = re.match(r"^(.*?)\s*[(\[]\s*([^)\]]+)\s*[)\]]\s*$", head[col])
-                label, unit = (m[1], units.canonical_unit(m[2])) if m else (head[col], "1")
-                out.append(
-                    {
-                        "quantity": f"{row[0]}: {label}".strip(": "),
-                        "value": value,
-                        "unit": unit,
-                        "note": f"{name}, as printed (delete what the reproduction need not match)",
-                    }
-                )
-    return out
+        label = numbers[i] if i < len(numbers) else str(i + 1)
+        caption = next(
+            (m[0] for m in re.finditer(rf"(?m)^Table\s*{label}\b.*$", markdown, re.I)), ""
+        )
+        entry = mode_table(table["rows"], f"tab{roman_value(label)}", caption.strip())
+        if entry:
+            offered.append(entry)
+        else:
+            values += key_values(table["rows"], f"Table {label}")
+    return offered, values
 
 
-def number(cell: str) -> float | None:
-    text = cell.replace("−", "-").replace(" ", "")
-    m = re.fullmatch(r"([-+]?\d*\.?\d+(?:[eE][-+]?\d+)?)(?:[×x]10\^?([-+]?\d+))?", text)
-    if not m:
-        return None
-    return float(m[1]) * (10 ** int(m[2]) if m[2] else 1)
+def roman_value(label: str) -> int:
+    if label.isdigit():
+        return int(label)
+    return {"I": 1, "II": 2, "III": 3, "IV": 4, "V": 5, "VI": 6, "VII": 7, "VIII": 8}.get(
+        label.upper(), 0
+    )
 
 
 def write_account(folder: Path, source: str, lines: list[dict]) -> None:
@@ -527,6 +604,8 @@ def unplaced(folder: Path) -> list[tuple[str, str]]:
         if to == "paper.md" and norm(text) in md:
             continue
         if to.startswith("figures/") and (folder / to).is_file():
+            continue
+        if to == RUNNING:
             continue
         where = "paper.md" if to == "paper.md" else f"the image {to}"
         problems.append(

@@ -394,6 +394,26 @@ def summary_table(figure_rows: list[tuple]) -> list[str]:
     return [*md, th.format_thresholds_table(), ""]
 
 
+def intake_digitized_note(paper, fig_ids: list[str]) -> list[str]:
+    """A line naming the figures judged from curves that ReproLab digitized (from the
+    PDF's paths or the figure's image) rather than data the paper or a person gave."""
+    found = []
+    for fig_id in fig_ids:
+        if paper.is_table(fig_id):
+            continue
+        made = [c for c in paper.figure(fig_id).curves if c.digitized and c.digitized_by]
+        if made:
+            names = ", ".join(f"{c.curve_id} (reprolab {c.digitized_by})" for c in made)
+            found.append(f"{fig_id}: {names}")
+    if not found:
+        return []
+    return [
+        "Judged from curves that ReproLab digitized, not data the paper gave (as faithful as "
+        "that reading; see each figure's CSV): " + "; ".join(found) + ".",
+        "",
+    ]
+
+
 def discrepancies_section(analyses: dict, comparisons: dict | None = None) -> list[str]:
     """The analyst's systematic discrepancies across all stages, in one table, each
     with its numbers checked against the analysis's claims and the code's classes."""

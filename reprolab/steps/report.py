@@ -35,6 +35,7 @@ from reprolab.report.markdown import (
     figure_section,
     gate_decisions_section,
     history_section,
+    intake_digitized_note,
     own_plot,
     paper_end_banner,
     side_by_side,
@@ -215,6 +216,7 @@ def write_report(run, inputs, out_report, out_html=None) -> None:
         [figure_comparison(run, records, row, assets, out_dir) for row in figure_rows]
     )
     md += summary_table(figure_rows)
+    md += intake_digitized_note(run.paper, [row[0] for row in figure_rows])
     md += discrepancies_section(records.analyses, records.comparisons)
     md += conclusions_section(records.verdicts, figure_rows)
     md += checks_section(records.checks_by_stage, out_dir)

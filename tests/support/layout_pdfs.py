@@ -226,9 +226,12 @@ def side_by_side(path: Path) -> Expected:
     y = s.text(FULL, y + 6, "The peak of the second grating lies 35 nm to the red.")
     s.figure(pymupdf.Rect(60, y, 290, y + 130), sweep)
     s.figure(pymupdf.Rect(300, y, 550, y + 130), spectrum("Angle (deg)", "Efficiency"))
-    s.want.figures["fig3"] = {}
     caption = "Fig. 3: (a) Q versus radius. (b) Efficiency versus angle."
     y = s.caption(FULL, y + 136, "fig3", caption)
+    # two plots under one caption: one entry per panel, each with its own axes
+    s.want.figures["fig3a"] = {"caption": caption, "x": "Radius r/a", "y": "Quality factor Q"}
+    s.want.figures["fig3b"] = {"caption": caption, "x": "Angle (deg)", "y": "Efficiency"}
+    del s.want.figures["fig3"]
     y = s.table(80, y, [["Period (nm)", "Peak (nm)"], ["400", "812"], ["450", "847"]], col_w=80)
     s.text(FULL, y, "Table 1: Peaks of the two gratings.", size=8.0)
     return s.save(path)

@@ -89,7 +89,8 @@ def example_as_pdf(path: Path) -> None:
 
 def example_from_its_pdf(tmp: Path) -> Path:
     """The paper folder a researcher gets from the example's PDF: `reprolab new-paper`,
-    the TODOs confirmed or filled in, the digitized CSVs added, `reprolab check` clean."""
+    the TODOs confirmed or filled in, the paper's own digitized CSVs put in place of those
+    new-paper read off the plots, `reprolab check` clean."""
     tmp.mkdir(parents=True, exist_ok=True)
     pdf = tmp / "silica.pdf"
     example_as_pdf(pdf)
@@ -104,6 +105,8 @@ def example_from_its_pdf(tmp: Path) -> Path:
         found["y_axes"] = {"left": fig.y_axes.left.model_dump(exclude_defaults=True)}
         for c, want in zip(found["curves"], fig.curves, strict=True):
             c |= {"curve_id": want.curve_id, "digitized": want.digitized}
+            c.pop("digitized_by", None)  # the paper's own data replace those read off the PDF
+    shutil.rmtree(out / "data", ignore_errors=True)
     shutil.copytree(EXAMPLE / "data", out / "data")
     (out / "metadata.yaml").write_text(yaml.safe_dump(meta, allow_unicode=True))
     assert main(["check", str(out)]) == 0
