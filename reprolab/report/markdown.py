@@ -618,9 +618,9 @@ def as_built_table(checks_by_stage: dict) -> list[str]:
 
 
 def convergence_section(out_dir: Path) -> list[str]:
-    """Each stage's convergence decision, its reruns' quantities and statuses (coarser
-    runs: both runs' values, the estimated error at the run's resolution and the
-    observed order)."""
+    """Each stage's convergence decision on one line, then its reruns' quantities in a
+    compact table (coarser runs: both runs' values, the estimated error at the run's
+    resolution and the observed order)."""
     files = [
         p
         for p in sorted(out_dir.glob("stages/*/convergence.json"))
@@ -629,26 +629,24 @@ def convergence_section(out_dir: Path) -> list[str]:
     if not files:
         return []
     md = ["## Convergence (resolution and, for resonances, PML varied)", ""]
-    md += table_header(
-        "stage", "rerun", "quantity", "value", "value in the rerun", "change", "limit", "status"
-    )
     for path in files:
         conv = read_json(path)
-        sid = conv["stage_id"]
-        for q in conv.get("quantities", []):
-            md.append(
-                f"| {sid} | {q.get('variant', 'resolution_2x')} | {q['name']} | "
-                f"{cell(q['value_n'], '.6g')} | {_rerun_values(q)} | "
-                f"{_change_text(q)} | {q.get('limit', '')} | {q['status']} |"
-            )
         said = conv.get("note") or conv.get("reason") or ""
         extra = conv.get("extra_meep_seconds")
         cost = f"; {extra:.1f} extra Meep seconds" if extra else ""
         status = conv.get("status", "")
         said = said if said.startswith("not needed") else f"{status}: {said}" if said else status
-        md.append(f"| {sid} | – | – | – | – | – | – | {said}{cost} |")
+        md += [f"**`{conv['stage_id']}`**: {said}{cost}", ""]
+        if conv.get("quantities"):
+            md += table_header("rerun", "quantity", "value → rerun", "change (limit)", "status")
+            md += [
+                f"| {q.get('variant', 'resolution_2x')} | {q['name']} | "
+                f"{cell(q['value_n'], '.6g')} → {_rerun_values(q)} | "
+                f"{_change_text(q)} ({q.get('limit', '')}) | {q['status']} |"
+                for q in conv["quantities"]
+            ]
+            md.append("")
     md += [
-        "",
         f"`checks.convergence`: auto verifies a stage under {th.PPW_AS_BUILT.warn:g} pixels "
         "per wavelength (as built) and every stage that ran Harminv. `resolution_coarse`: "
         "two coarser runs and, per quantity, the Richardson error estimate at the run's "
