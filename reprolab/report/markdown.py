@@ -494,7 +494,7 @@ def paper_end_banner(verdicts: list[dict]) -> list[str]:
         f"**{'PARTIAL: ' if not_run else ''}the supervisor of `{end['stage_id']}` {what} "
         f"({end['verdict']}); "
         + (f"not run: {', '.join(not_run)}.**" if not_run else "every stage of the plan ran.**")
-        + " Its reasons, checked against the code, are in the Conclusions.",
+        + " Its reasons (the supervisor's commentary) are in the Conclusions.",
         "",
     ]
     if not_run:
