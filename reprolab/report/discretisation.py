@@ -182,6 +182,20 @@ def _pct(v: float) -> str:
     return f"{v * 100:.2g} %"
 
 
+def _not_estimated(conv: dict, stage_dir: Path | None) -> str:
+    """Why a stage has no estimate of its grid's error, in words."""
+    design = Path(stage_dir) / "design.json" if stage_dir else None
+    if not conv and design is not None and design.is_file():
+        data = read_json(design)
+        if (data.get("output", data) or {}).get("runs_simulation") is False:
+            return "none, the stage evaluates material models on no grid"
+    why = conv.get("note") or conv.get("reason") or "no resolution rerun"
+    return (
+        f"not estimated for this stage ({why}), so whether its differences from the paper "
+        "lie within it is not known"
+    )
+
+
 def agreement_lines(fig: dict, stage_dir: Path | None) -> list[str]:
     """The code's statement, per compared quantity, of whether the figure's difference
     from the paper lies within the estimated discretisation error: within it, the run
@@ -195,11 +209,7 @@ def agreement_lines(fig: dict, stage_dir: Path | None) -> list[str]:
     if not pairs:
         return []
     if not any(g is not None for _, _, g in pairs):
-        return [
-            "Discretisation error: not estimated for this stage (no resolution rerun), so "
-            "whether its differences from the paper lie within it is not known.",
-            "",
-        ]
+        return [f"Discretisation error: {_not_estimated(conv, stage_dir)}.", ""]
     out = ["Against the estimated discretisation error (code):", ""]
     for what, diff, grid in pairs:
         if grid is None:
