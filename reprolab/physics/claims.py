@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import re
 
+from reprolab import units
 from reprolab.physics import compare
 
 CLASS_WORDS = ("SUCCESS", "PARTIAL", "FAILURE")
@@ -192,7 +193,7 @@ def _axis_sign(x_column: str) -> int:
 
 
 def spectral_shift(fig: dict, curve_id: str | None = None, feature: int | None = None):
-    """(direction 'red'|'blue', |x_sim - x_paper|, feature kind) of the named feature,
+    """(direction 'red'|'blue', |x_sim - x_paper|, feature kind, its unit) of the named feature,
     or of the matched feature that moved most; None on an axis without colour."""
     best = None
     for curve in fig.get("curves", []):
@@ -206,10 +207,18 @@ def spectral_shift(fig: dict, curve_id: str | None = None, feature: int | None =
             if rel is None or not math.isfinite(rel):
                 continue
             if best is None or rel > best[0]:
-                best = (rel, sign * (f["x_sim"] - f["x_paper"]), f["kind"])
+                best = (rel, sign * (f["x_sim"] - f["x_paper"]), f["kind"], curve["x_column"])
     if best is None or best[1] == 0:
         return None
-    return ("red" if best[1] > 0 else "blue"), abs(best[1]), best[2]
+    return ("red" if best[1] > 0 else "blue"), abs(best[1]), best[2], _x_unit(best[3])
+
+
+def _x_unit(x_column: str) -> str:
+    """The unit of a simulation's x column as words (`µm`), for a shift with its unit."""
+    found = units.column_quantity(x_column or "")
+    if found is None:
+        return f"in {x_column} units"
+    return "µm" if found[1] == "um" else found[1]
 
 
 def discrepancy_details(d: dict, fig: dict | None) -> list[str]:
@@ -233,7 +242,35 @@ def discrepancy_details(d: dict, fig: dict | None) -> list[str]:
     if said and shift and said != shift[0]:
         out.append(
             f"says the reproduction lies to the {said}; the {shift[2]} that moved most "
-            f"lies to the {shift[0]} by {shift[1]:.3g} (x units)"
+            f"lies to the {shift[0]} by {shift[1]:.3g} {shift[3]}"
+        )
+    return out
+
+
+def discrepancy_fields(d: dict, fig: dict | None) -> list[str]:
+    """A discrepancy row's structured fields as code states them: its severity and its
+    direction, each said to fit the figure's comparison or not (code's words only)."""
+    if fig is None:
+        return [f"severity `{d.get('severity')}` (no comparison of {d['figure_id']} to check)"]
+    cls = fig.get("classification")
+    fits = SEVERITY_FITS.get(cls, set())
+    out = [
+        f"the analyst's severity `{d.get('severity')}` "
+        + (
+            f"fits the code's {cls}"
+            if d.get("severity") in fits
+            else f"does not fit the code's {cls} (fits: {', '.join(sorted(fits))})"
+        )
+    ]
+    shift = spectral_shift(fig, d.get("curve_id"), d.get("feature"))
+    said = d.get("direction")
+    if said and shift is None:
+        out.append(f"its direction `{said}` cannot be checked (no matched spectral shift)")
+    elif said:
+        verb = "agrees with" if said == shift[0] else "contradicts"
+        out.append(
+            f"its direction `{said}` {verb} the code: the {shift[2]} that moved most lies to "
+            f"the {shift[0]} by {shift[1]:.3g} {shift[3]}"
         )
     return out
 

@@ -4,7 +4,7 @@ the space its y values were compared in, and the paper's reference curves."""
 from __future__ import annotations
 
 BASIS_TEXT = {
-    "position": "its position (the axis origin lies outside the data)",
+    "position": "each peak/dip's own position (the axis origin lies outside the data)",
     "span": "the paper's x span (the axis origin lies in the data)",
     "turn": "a full turn (a polar figure's angle wraps)",
     "tolerance": "the axis' stated position tolerance (one tolerance = the success limit)",
@@ -15,20 +15,48 @@ SPACE_TEXT = {
 }
 
 
+def _unit_of(x_column: str | None) -> str:
+    from reprolab import units
+
+    found = units.column_quantity(x_column or "")
+    if found is None:
+        return ""
+    return " µm" if found[1] == "um" else f" {found[1]}"
+
+
+def _shift_note(curve: dict, basis: str) -> str:
+    """Peak/dip shifts' scale in words: per feature for `position`, else the one scale
+    with its unit (the simulation column's)."""
+    text = f"peak/dip shifts are relative to {BASIS_TEXT.get(basis, basis)}"
+    if basis == "position":
+        return text
+    scales = sorted({f["shift_scale"] for f in curve["features"] if f.get("shift_basis") == basis})
+    shown = ", ".join(f"{v:.4g}" for v in scales)
+    return f"{text}, {shown}{_unit_of(curve.get('x_column'))}"
+
+
 def scale_lines(fig: dict) -> list[str]:
-    """One line per curve whose features or y values were not compared plainly."""
-    out = []
-    for curve in fig.get("curves", []):
-        bases = {(f.get("shift_basis"), f.get("shift_scale")) for f in curve.get("features", [])}
-        for basis, scale in sorted(b for b in bases if b[0]):
-            out.append(
-                f"- {curve['curve_id']}: peak/dip shifts are relative to "
-                f"{BASIS_TEXT.get(basis, basis)}, {scale:.4g}"
+    """One note per distinct remark on how the figure's curves were compared (not one
+    per feature or curve): shift scales, the y space, each curve's own note."""
+    notes: dict[str, list[str]] = {}
+    curves = fig.get("curves", [])
+    for curve in curves:
+        said = [
+            _shift_note(curve, basis)
+            for basis in sorted(
+                {f["shift_basis"] for f in curve.get("features", []) if f.get("shift_basis")}
             )
+        ]
         if curve.get("compared_as") in SPACE_TEXT:
-            out.append(f"- {curve['curve_id']}: y compared {SPACE_TEXT[curve['compared_as']]}")
+            said.append(f"y compared {SPACE_TEXT[curve['compared_as']]}")
         if curve.get("note"):
-            out.append(f"- {curve['curve_id']}: {curve['note']}")
+            said.append(curve["note"])
+        for text in said:
+            notes.setdefault(text, []).append(curve["curve_id"])
+    out = []
+    for text, ids in notes.items():
+        whose = "" if len(ids) == len(curves) else f"{', '.join(ids)}: "  # all: said once
+        out.append(f"- {whose}{text}")
     return ["", *out] if out else []
 
 

@@ -87,3 +87,142 @@ def order_cell(q: dict) -> str:
     if "order not determined" in note:
         return "– (not determined: " + note.split("estimated with ")[-1].split(";")[0] + ")"
     return "–"
+
+
+# The figure's agreement (its comparison) beside the grid's own error (convergence.json):
+# (words, the figure's largest difference, which convergence rows estimate the grid's).
+def _curve_metric(fig: dict, metric: str) -> float | None:
+    values = [
+        (c.get("metrics") or {}).get(metric)
+        for c in fig.get("curves", [])
+        if "error" not in c and not c.get("qualitative")
+    ]
+    values = [v for v in values if isinstance(v, (int, float)) and math.isfinite(v)]
+    return max(values) if values else None
+
+
+def _key_value_error(fig: dict) -> float | None:
+    errs = [
+        kv.get("rel_error")
+        for c in fig.get("curves", [])
+        for kv in c.get("key_values", [])
+        if isinstance(kv.get("rel_error"), (int, float)) and math.isfinite(kv["rel_error"])
+    ]
+    return max(errs) if errs else None
+
+
+def _table_error(fig: dict, measure: str) -> float | None:
+    """A table's largest relative error of one measure (a log10 factor made relative)."""
+    errs = []
+    for row in fig.get("rows", []):
+        for v in row.get("values", []):
+            e = v.get("error")
+            if v.get("measure") != measure or not isinstance(e, (int, float)):
+                continue
+            errs.append(10 ** abs(e) - 1 if v.get("error_kind") == "log10_factor" else abs(e))
+    errs = [e for e in errs if math.isfinite(e)]
+    return max(errs) if errs else None
+
+
+def _grid_error(rows: list[dict], match) -> float | None:
+    changes = [
+        q.get("change")
+        for q in rows
+        if match(q["name"]) and isinstance(q.get("change"), (int, float))
+    ]
+    changes = [c for c in changes if math.isfinite(c)]
+    return max(changes) if changes else None
+
+
+def comparisons_with_grid(fig: dict, conv: dict) -> list[tuple[str, float | None, float | None]]:
+    """(what, the figure's largest difference from the paper, the grid's estimated error of
+    the same quantity), each relative on the comparison's own scale."""
+    fig_id = fig["figure_id"]
+    rows = [q for q in conv.get("quantities", []) if q.get("variant") in RESOLUTION_VARIANTS]
+    mine = [q for q in rows if q["name"].startswith(f"{fig_id}/")]
+    if fig.get("kind") == "table":
+        modes = [q for q in rows if q["name"].startswith("mode ")]
+        return [
+            (
+                "mode frequencies",
+                _table_error(fig, "mode_frequency"),
+                _grid_error(modes, lambda n: n.endswith(" frequency")),
+            ),
+            (
+                "quality factors Q",
+                _table_error(fig, "quality_factor"),
+                _grid_error(modes, lambda n: n.endswith(" Q")),
+            ),
+        ]
+    return [
+        (
+            "peak/dip positions",
+            _curve_metric(fig, "feature_shift_rel"),
+            _grid_error(mine, lambda n: n.endswith(" position")),
+        ),
+        (
+            "peak/dip heights",
+            _curve_metric(fig, "feature_height_rel"),
+            _grid_error(mine, lambda n: n.endswith(" height")),
+        ),
+        (
+            "the curves, pointwise (max difference / max)",
+            _curve_metric(fig, "max_abs_rel"),
+            _grid_error(mine, lambda n: n.endswith("pointwise max change")),
+        ),
+        (
+            "the paper's key values",
+            _key_value_error(fig),
+            _grid_error(mine, lambda n: " key value " in n),
+        ),
+    ]
+
+
+def _pct(v: float) -> str:
+    return f"{v * 100:.2g} %"
+
+
+def _not_estimated(conv: dict, stage_dir: Path | None) -> str:
+    """Why a stage has no estimate of its grid's error, in words."""
+    design = Path(stage_dir) / "design.json" if stage_dir else None
+    if not conv and design is not None and design.is_file():
+        data = read_json(design)
+        if (data.get("output", data) or {}).get("runs_simulation") is False:
+            return "none, the stage evaluates material models on no grid"
+    why = conv.get("note") or conv.get("reason") or "no resolution rerun"
+    return (
+        f"not estimated for this stage ({why}), so whether its differences from the paper "
+        "lie within it is not known"
+    )
+
+
+def agreement_lines(fig: dict, stage_dir: Path | None) -> list[str]:
+    """The code's statement, per compared quantity, of whether the figure's difference
+    from the paper lies within the estimated discretisation error: within it, the run
+    cannot tell its result from the paper's more finely; beyond it, the grid alone does
+    not explain the difference. Said as not known when no resolution rerun estimated it."""
+    if fig.get("qualitative") or fig.get("field_map") or fig.get("kind") == "band_diagram":
+        return []
+    path = Path(stage_dir) / "convergence.json" if stage_dir else None
+    conv = read_json(path) if path and path.is_file() else {}
+    pairs = [(w, d, g) for w, d, g in comparisons_with_grid(fig, conv) if d is not None]
+    if not pairs:
+        return []
+    if not any(g is not None for _, _, g in pairs):
+        return [f"Discretisation error: {_not_estimated(conv, stage_dir)}.", ""]
+    out = ["Against the estimated discretisation error (code):", ""]
+    for what, diff, grid in pairs:
+        if grid is None:
+            out.append(f"- {what}: differ by up to {_pct(diff)}; no estimate of the grid's error")
+        elif diff <= grid:
+            out.append(
+                f"- {what}: differ from the paper by up to {_pct(diff)}, within the estimated "
+                f"discretisation error ({_pct(grid)}): at this resolution the run cannot tell "
+                "its result from the paper's more finely"
+            )
+        else:
+            out.append(
+                f"- {what}: differ from the paper by up to {_pct(diff)}, beyond the estimated "
+                f"discretisation error ({_pct(grid)}): the grid alone does not explain it"
+            )
+    return [*out, ""]

@@ -3,7 +3,8 @@ URIs, no scripts, no network), converted from the markdown report that code writ
 
 CommonMark with pipe tables (markdown-it-py). The report quotes text from the paper and
 from the models, so raw HTML is never passed through (it shows as text), there are no
-links, and an image is only ever a file inside the report's folder, inlined.
+links, and an image is only ever a file inside the report's folder, inlined. Agents'
+commentary is the page's only block quote, set apart by its colour.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ vertical-align:top} th{background:#f0f0f0}
 img{max-width:100%;height:auto}
 table.images{width:100%;table-layout:fixed} table.images td img{width:100%}
 code{background:#f4f4f4;padding:0 .2em}
+blockquote{margin:.6em 0 .8em 1em;padding:.3em .9em;border-left:4px solid #d9a400;
+background:#fffbea;color:#444}
 """
 
 

@@ -5,7 +5,8 @@ Each row is read from the paper's files, never from a report's prose: the report
 stands (final, or PARTIAL when a later run stopped before its end), the figures the
 stages compared with their classifications (`stages/*/comparison.json`, in plan order),
 how many of them were judged by eye (no digitized data: qualitative), and the stages'
-statuses. A paper with no report yet is listed as such.
+statuses. A figure whose stage failed counts as FAILURE here as in the report
+(`reprolab.report.verdicts`). A paper with no report yet is listed as such.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 from reprolab.artifacts import load_comparison, load_plan, load_verdict, plan_stage_ids
 from reprolab.errors import InputFileError
 from reprolab.fileio import atomic_write_text
-from reprolab.report import partial
+from reprolab.report import partial, verdicts
 from reprolab.report.fmt import overall_classification, table_header
 
 INDEX_NAME = "REPORTS_INDEX"
@@ -50,11 +51,15 @@ def paper_row(out_dir: Path) -> dict:
     classes, qualitative, stages = [], 0, []
     for stage_id in _stage_ids(out_dir):
         stage_dir = out_dir / "stages" / stage_id  # (a blocked stage has a verdict too)
+        verdict = None
         if (stage_dir / "verdict.json").is_file():
-            stages.append(f"{stage_id}: {load_verdict(stage_dir / 'verdict.json').status}")
+            verdict = load_verdict(stage_dir / "verdict.json").to_json()
+            stages.append(f"{stage_id}: {verdict['status']}")
         if not (stage_dir / "comparison.json").is_file():
             continue
-        for fig in load_comparison(stage_dir / "comparison.json").figures:
+        comparison = load_comparison(stage_dir / "comparison.json").to_json()
+        # counted as the report counts it: capped by its stage's verdict
+        for fig in verdicts.capped_comparison(comparison, verdict)["figures"]:
             classes.append(fig["classification"])
             qualitative += bool(fig.get("qualitative"))
     return {

@@ -12,7 +12,7 @@ from pathlib import Path
 from agents.ledger import summarize
 from reprolab.fileio import read_json
 from reprolab.physics import thresholds as th
-from reprolab.report import comparison_notes, cost, lines_table, prose, why, wording
+from reprolab.report import comparison_notes, cost, lines_table, prose, verdicts, why, wording
 from reprolab.report import modes as modes_report
 from reprolab.report.fmt import cell, classification_tally, table_header
 from reprolab.report.security import sandbox_row
@@ -31,7 +31,8 @@ def history_section(out_dir: Path, results: dict) -> list[str]:
             b = json.loads(line)
             what = "replan" if b["to"] == "plan" else f"backtrack to `{b['to']}`"
             reason = prose.checked(b["reason"], b.get("supervisor_check"))
-            lines.append(f"- {what} asked by the supervisor of `{b['from']}`: {reason}")
+            lines.append(f"- {what} asked by the supervisor of `{b['from']}`; its reason:")
+            lines += [*prose.commentary("Supervisor", reason, indent="  "), ""]
     for stage_id, r in results.items():
         for n, repair in enumerate(r.get("repairs", []), start=1):
             fixed = out_dir / "stages" / stage_id / f"simulation.fix{n}.py"
@@ -154,7 +155,7 @@ def executive_summary(
         _material_approval_row(validated),
         sandbox_row(results),
         "",
-        plan_summary,
+        *prose.commentary("Planner", plan_summary),
         "",
     ]
 
@@ -328,14 +329,24 @@ def curve_metrics_table(fig: dict) -> list[str]:
 
 
 def figure_section(
-    fig_id: str, title: str, stage_id: str, fig: dict, images: list[str], narrative: str
+    fig_id: str,
+    title: str,
+    stage_id: str,
+    fig: dict,
+    images: list[str],
+    narrative: str,
+    grid_lines: list[str] | None = None,
 ) -> list[str]:
+    """One figure: the code's verdict and numbers, then the analyst's words as its
+    commentary (`grid_lines`: the code's sentence on the discretisation error)."""
     md = [
         f"### {fig_id}: {title}",
         "",
         f"Stage `{stage_id}` · classification **{fig['classification']}**"
-        + " (qualitative: no digitized data, compared visually)" * bool(fig.get("qualitative")),
+        + " (qualitative: no digitized data, compared visually)" * bool(fig.get("qualitative"))
+        + verdicts.capped_note(fig),
         "",
+        *(grid_lines or []),
         *images,
         "",
         *(
@@ -353,9 +364,10 @@ def figure_section(
         ),
     ]
     if narrative:
-        audit = prose.stage_audit(Path(fig["overlay"]).parent) if fig.get("overlay") else None
+        stage_dir = Path(fig["overlay"]).parent if fig.get("overlay") else None
+        audit = prose.stage_audit(stage_dir, {fig_id: fig}) if stage_dir else None
         text = prose.render(narrative, prose.section_of(audit, f"figure:{fig_id}"))
-        md += ["", f"*Analysis (ResultsAnalyzer), after the code's verdict above:* {text}"]
+        md += ["", *prose.commentary("ResultsAnalyzer", text)]
     return [*md, ""]
 
 
@@ -389,6 +401,7 @@ def summary_table(figure_rows: list[tuple]) -> list[str]:
         if fig.get("kind") in modes_report.MODE_KINDS:
             worst = modes_report.summary_cells(fig)
         qual = " (qualitative: compared visually, no digitized data)" * bool(fig.get("qualitative"))
+        qual += verdicts.capped_note(fig)
         md.append(f"| {fig_id} | {stage_id} | **{fig['classification']}**{qual} | {worst} |")
     md += ["", "Classification thresholds (canonical, `reprolab/physics/thresholds.py`):", ""]
     return [*md, th.format_thresholds_table(), ""]
@@ -415,35 +428,71 @@ def intake_digitized_note(paper, fig_ids: list[str]) -> list[str]:
 
 
 def discrepancies_section(analyses: dict, comparisons: dict | None = None) -> list[str]:
-    """The analyst's systematic discrepancies across all stages, in one table, each
-    with its numbers checked against the analysis's claims and the code's classes."""
+    """The analyst's systematic discrepancies across all stages, one entry each: the
+    code's class of its figure, the row's structured severity and direction checked
+    against that figure's comparison, then its words as the analyst's commentary."""
     from reprolab.physics import claims
 
     md = ["## 5. Systematic Discrepancies", ""]
     rows = []
     for stage_id, a in analyses.items():
         comparison = (comparisons or {}).get(stage_id) or {"figures": []}
+        figs = {f["figure_id"]: f for f in comparison.get("figures", [])}
         given = prose.given_of(prose.stage_dir_of(comparison))
         audit = claims.audit_analysis(a, comparison, given) if comparisons is not None else None
         for i, d in enumerate(a["discrepancies"]):
             section = prose.section_of(audit, f"discrepancy:{i}")
-            text = prose.render(f"{d['description']} Likely cause: {d['likely_cause']}", section)
-            rows.append(f"| {d['figure_id']} | {d['quantity']} | {d['severity']} | {text} |")
+            fig = figs.get(d["figure_id"])
+            cls = fig["classification"] if fig else "not compared"
+            checked = "; ".join(claims.discrepancy_fields(d, fig))
+            said = prose.render(f"{d['description']} Likely cause: {d['likely_cause']}", section)
+            said += f" (what differs, in its words: {d['quantity']})"
+            rows += [
+                f"- **{d['figure_id']}** (code: {cls}): {checked}",
+                *prose.commentary("ResultsAnalyzer", said, indent="  "),
+            ]
     if not rows:
         return [*md, "None identified by the analysis.", ""]
-    header = table_header("figure", "quantity", "severity", "description and cause")
-    return [*md, *header, *rows, ""]
+    return [*md, *rows, ""]
 
 
-def _stage_conclusion(verdict: dict, comparison: dict, overall: str | None = None) -> str:
+# What code did after the supervisor's verdict, in words (the verdict as acted on).
+NEXT_WORDS = {
+    "ok_continue": "the pipeline went on",
+    "backtrack_to_stage": "a stage was redone (see the history)",
+    "replan_needed": "the paper was replanned (see the history)",
+    "change_priority": "the remaining stages were reordered",
+    "should_stop": "the paper was stopped here",
+    "all_complete": "the paper was ended here",
+}
+
+
+def next_words(verdict: dict, validated: dict | None) -> str:
+    """What followed the stage's verdict; at the material checkpoint, who answered it."""
+    said = verdict.get("supervisor_verdict")
+    if said == "ask_user":
+        if validated and validated.get("auto_approved"):
+            return "the material checkpoint, AUTO-APPROVED by configuration, not by a person"
+        if validated:
+            return f"the material checkpoint, approved by {validated.get('approved_by')}"
+        return "a question to the user"
+    words = NEXT_WORDS.get(said or "", f"the supervisor chose {said}")
+    note = verdict.get("user_note")
+    return words + (f" (the user's note: {note})" if note else "")
+
+
+def _stage_conclusion(
+    verdict: dict, comparison: dict, overall: str | None = None, validated: dict | None = None
+) -> list[str]:
     if verdict["status"] == "blocked":
-        return f"- `{verdict['stage_id']}`: not run, blocked ({verdict['reason']})."
+        return [f"- `{verdict['stage_id']}`: not run, blocked ({verdict['reason']})."]
     output = verdict["supervisor"]["output"]
     said = prose.supervisor_text(output, comparison, verdict["status"], overall)
-    return (
-        f"- `{verdict['stage_id']}`: **{verdict['status']}** ({verdict['reason']}). "
-        f"Supervisor ({verdict['supervisor_verdict']}): {said}"
-    )
+    return [
+        f"- `{verdict['stage_id']}`: **{verdict['status']}** ({verdict['reason']}); next: "
+        f"{next_words(verdict, validated)}.",
+        *prose.commentary("Supervisor", said, indent="  "),
+    ]
 
 
 def paper_end(verdicts: list[dict]) -> dict | None:
@@ -465,7 +514,7 @@ def paper_end_banner(verdicts: list[dict]) -> list[str]:
         f"**{'PARTIAL: ' if not_run else ''}the supervisor of `{end['stage_id']}` {what} "
         f"({end['verdict']}); "
         + (f"not run: {', '.join(not_run)}.**" if not_run else "every stage of the plan ran.**")
-        + " Its reasons, checked against the code, are in the Conclusions.",
+        + " Its reasons (the supervisor's commentary) are in the Conclusions.",
         "",
     ]
     if not_run:
@@ -477,9 +526,12 @@ def paper_end_banner(verdicts: list[dict]) -> list[str]:
     return lines
 
 
-def conclusions_section(verdicts: list[dict], figure_rows: list[tuple]) -> list[str]:
-    """The code's numbers first, then each stage's verdict with the supervisor's word
-    (checked against the stage's comparison: claims, classification, status words)."""
+def conclusions_section(
+    stage_verdicts: list[dict], figure_rows: list[tuple], validated: dict | None = None
+) -> list[str]:
+    """The code's numbers first, then each stage's verdict and what followed it, with the
+    supervisor's words as its commentary (flagged against the stage's comparison:
+    claims, classification, status words)."""
     overall, counts = classification_tally(figure_rows)
     by_stage: dict[str, dict] = {}
     for _, stage_id, fig in figure_rows:
@@ -491,13 +543,17 @@ def conclusions_section(verdicts: list[dict], figure_rows: list[tuple]) -> list[
         f"target figures reproduced (SUCCESS); overall classification **{overall}** "
         f"({counts['SUCCESS']} SUCCESS, {counts['PARTIAL']} PARTIAL, {counts['FAILURE']} "
         "FAILURE). Numbers are computed by code from the simulation outputs and the paper's "
-        "digitized data; the prose below is the agents', marked where no checked claim backs "
-        "it and struck through where the code contradicts it.",
+        "digitized data; the quoted prose below is the agents' commentary, which code did "
+        "not check: it is not this report's statement (it is marked where no checked claim "
+        "backs a number and struck through where code found it contradicted).",
         "",
-        *paper_end_banner(verdicts)[:2],
+        *paper_end_banner(stage_verdicts)[:2],
         *(
-            _stage_conclusion(v, by_stage.get(v["stage_id"], {"figures": []}), overall)
-            for v in verdicts
+            line
+            for v in stage_verdicts
+            for line in _stage_conclusion(
+                v, by_stage.get(v["stage_id"], {"figures": []}), overall, validated
+            )
         ),
         "",
     ]
@@ -582,9 +638,9 @@ def as_built_table(checks_by_stage: dict) -> list[str]:
 
 
 def convergence_section(out_dir: Path) -> list[str]:
-    """Each stage's convergence decision, its reruns' quantities and statuses (coarser
-    runs: both runs' values, the estimated error at the run's resolution and the
-    observed order)."""
+    """Each stage's convergence decision on one line, then its reruns' quantities in a
+    compact table (coarser runs: both runs' values, the estimated error at the run's
+    resolution and the observed order)."""
     files = [
         p
         for p in sorted(out_dir.glob("stages/*/convergence.json"))
@@ -593,26 +649,24 @@ def convergence_section(out_dir: Path) -> list[str]:
     if not files:
         return []
     md = ["## Convergence (resolution and, for resonances, PML varied)", ""]
-    md += table_header(
-        "stage", "rerun", "quantity", "value", "value in the rerun", "change", "limit", "status"
-    )
     for path in files:
         conv = read_json(path)
-        sid = conv["stage_id"]
-        for q in conv.get("quantities", []):
-            md.append(
-                f"| {sid} | {q.get('variant', 'resolution_2x')} | {q['name']} | "
-                f"{cell(q['value_n'], '.6g')} | {_rerun_values(q)} | "
-                f"{_change_text(q)} | {q.get('limit', '')} | {q['status']} |"
-            )
         said = conv.get("note") or conv.get("reason") or ""
         extra = conv.get("extra_meep_seconds")
         cost = f"; {extra:.1f} extra Meep seconds" if extra else ""
         status = conv.get("status", "")
         said = said if said.startswith("not needed") else f"{status}: {said}" if said else status
-        md.append(f"| {sid} | – | – | – | – | – | – | {said}{cost} |")
+        md += [f"**`{conv['stage_id']}`**: {said}{cost}", ""]
+        if conv.get("quantities"):
+            md += table_header("rerun", "quantity", "value → rerun", "change (limit)", "status")
+            md += [
+                f"| {q.get('variant', 'resolution_2x')} | {q['name']} | "
+                f"{cell(q['value_n'], '.6g')} → {_rerun_values(q)} | "
+                f"{_change_text(q)} ({q.get('limit', '')}) | {q['status']} |"
+                for q in conv["quantities"]
+            ]
+            md.append("")
     md += [
-        "",
         f"`checks.convergence`: auto verifies a stage under {th.PPW_AS_BUILT.warn:g} pixels "
         "per wavelength (as built) and every stage that ran Harminv. `resolution_coarse`: "
         "two coarser runs and, per quantity, the Richardson error estimate at the run's "

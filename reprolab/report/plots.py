@@ -19,7 +19,9 @@ def overlay(paper: Paper, fig_result: dict, out_png: str | Path) -> str:
     axis; a curve without digitized data (qualitative) shows the reproduction alone."""
     fig_meta = paper.figure(fig_result["figure_id"])
     meta = {c.curve_id: c for c in fig_meta.curves}
-    fig, ax = plt.subplots(figsize=(6, 4), dpi=100)
+    # drawn small and read at about its own size in the report's three-image row, so
+    # that the legend's text stays legible once the page scales the image down
+    fig, ax = plt.subplots(figsize=(5, 3.6), dpi=100)
     right = ax.twinx() if fig_meta.y_axes.right else None
     xs: list[float] = []
     for i, curve in enumerate(fig_result["curves"]):
@@ -54,7 +56,7 @@ def overlay(paper: Paper, fig_result: dict, out_png: str | Path) -> str:
     if xs:
         ax.set_xlim(min(xs), max(xs))
     handles = [h for a in (ax, right) if a is not None for h in a.get_legend_handles_labels()[0]]
-    ax.legend(handles=handles, fontsize=8)
+    ax.legend(handles=handles, fontsize=10, framealpha=0.8)
     fig.tight_layout()
     return save_figure(fig, out_png)
 
@@ -109,7 +111,9 @@ def reproduction(paper: Paper, figure_id: str, curves: dict, out_png: str | Path
     """The reproduced curves alone ({curve_id: (x, y)}) on the paper figure's axes: the
     report's "reproduction" column where the simulation wrote no plot of its own."""
     fig_meta = paper.figure(figure_id)
-    fig, ax = plt.subplots(figsize=(6, 4), dpi=100)
+    # drawn small and read at about its own size in the report's three-image row, so
+    # that the legend's text stays legible once the page scales the image down
+    fig, ax = plt.subplots(figsize=(5, 3.6), dpi=100)
     right = ax.twinx() if fig_meta.y_axes.right else None
     for i, (curve_id, (x, y)) in enumerate(curves.items()):
         order = sorted(range(len(x)), key=x.__getitem__)
@@ -173,7 +177,7 @@ def band_overlay(paper: Paper, entry: dict, out_png: str | Path) -> str:
         f"{entry['figure_id']}: {entry['classification']} (gaps: stated shaded, run hatched)",
         fontsize=9,
     )
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=9)
     fig.tight_layout()
     return save_figure(fig, out_png)
 
@@ -196,15 +200,16 @@ def table_overlay(entry: dict, out_png: str | Path) -> str:
         lo_hi = [v["stated"] for v in values] + [v["measured"] for v in got]
         lo, hi = min(lo_hi), max(lo_hi)
         ax.plot([lo, hi], [lo, hi], "-", color="0.6", lw=0.8)
-        for v in values:
-            if v not in got:
-                ax.axvline(v["stated"], color="red", ls=":", lw=1)
+        lost = [v for v in values if v not in got]
+        for v in lost:
+            ax.axvline(v["stated"], color="red", ls=":", lw=1)
         if measure in ("quality_factor", "linewidth") and lo > 0:
             ax.set_xscale("log")
             ax.set_yscale("log")
         unit = values[0].get("unit") or ""
         ax.set_xlabel(f"paper: {measure} ({unit})")
-        ax.set_ylabel("run (red line: not measured)")
+        # the red line's meaning only where one is drawn
+        ax.set_ylabel("run (red dotted line: not measured)" if lost else "run")
     axes[0].set_title(f"{entry['figure_id']}: {entry['classification']}", fontsize=9)
     fig.tight_layout()
     return save_figure(fig, out_png)

@@ -1,6 +1,10 @@
-"""Agents' prose as the report prints it: after the code's verdict, every number marked
-by whether a structured claim backs it, and text the code contradicts struck through
-under a warning (never printed as if it stood)."""
+"""Agents' prose as the report prints it: after the code's verdict, always as a quoted
+block labelled as the agent's commentary, which code did not check (`commentary`), so
+that no sentence an agent wrote is ever printed as the project's statement, however it
+is worded. Inside it the audit's flags stay: every number marked by whether a
+structured claim backs it, and text the code contradicts struck through under a
+warning. The flags come from keyword and number matching and may miss a rewording; the
+label does not depend on them."""
 
 from __future__ import annotations
 
@@ -12,6 +16,8 @@ from reprolab.fileio import read_json
 from reprolab.physics import claims
 
 UNCHECKED = "[unchecked]"
+# The label of every piece of agent prose in the report (and the test's anchor).
+COMMENTARY_LABEL = "{author}'s commentary (the agent's words, not checked by code)"
 
 
 def given_of(stage_dir: Path | None) -> tuple[float, ...]:
@@ -37,14 +43,27 @@ def stage_dir_of(comparison: dict) -> Path | None:
     return Path(overlay).parent if overlay else None
 
 
-def stage_audit(stage_dir: Path) -> dict | None:
-    """The audit of a stage's analysis against its comparison (None when absent)."""
+def stage_audit(stage_dir: Path, figures: dict | None = None) -> dict | None:
+    """The audit of a stage's analysis against its comparison (None when absent);
+    `figures`: figure comparisons as the report counts them, replacing the file's."""
     try:  # absent, blocked or unreadable: no audit
         analysis = load_analysis(stage_dir / "analysis.json")
-        comparison = load_comparison(stage_dir / "comparison.json")
+        comparison = load_comparison(stage_dir / "comparison.json").to_json()
     except InputFileError:
         return None
-    return claims.audit_analysis(analysis.output_json(), comparison.to_json(), given_of(stage_dir))
+    figs = [(figures or {}).get(f["figure_id"], f) for f in comparison.get("figures", [])]
+    comparison = {**comparison, "figures": figs}
+    return claims.audit_analysis(analysis.output_json(), comparison, given_of(stage_dir))
+
+
+def commentary(author: str, body: str, indent: str = "") -> list[str]:
+    """A piece of agent prose (already marked by `render` or `checked`) as one quoted
+    paragraph under its label: whitespace collapsed, so that no line of it can leave the
+    quote (a heading, a table row or a list it wrote is text inside it)."""
+    flat = " ".join((body or "").split())
+    if not flat:
+        return []
+    return [f"{indent}> **{COMMENTARY_LABEL.format(author=author)}:** {flat}"]
 
 
 def section_of(audit: dict | None, name: str) -> dict | None:

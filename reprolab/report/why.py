@@ -21,8 +21,8 @@ def _pct(v: float) -> str:
     return f"{v * 100:.3g} %"
 
 
-def _feature_phrase(curve: dict, metric: str) -> str:
-    """The matched feature whose quantity is the metric's value."""
+def _feature_phrase(curve: dict, metric: str, unit: str = "") -> str:
+    """The matched feature whose quantity is the metric's value (positions in `unit`)."""
     q = FEATURE_OF_METRIC.get(metric)
     if q is None:
         return ""
@@ -34,18 +34,20 @@ def _feature_phrase(curve: dict, metric: str) -> str:
     unmatched = [i for i, f in enumerate(curve.get("features", [])) if f.get("x_sim") is None]
     if unmatched:
         f = curve["features"][unmatched[0]]
-        return f", set by {f['kind']} {unmatched[0]} at x = {f['x_paper']:.5g}, unmatched"
+        return f", set by {f['kind']} {unmatched[0]} at x = {f['x_paper']:.5g}{unit}, unmatched"
     if not feats:
         return ""
     i, f = max(feats, key=lambda item: item[1][q])
     return (
-        f", set by {f['kind']} {i} (x = {f['x_paper']:.5g} in the paper, "
-        f"{f['x_sim']:.5g} reproduced)"
+        f", set by {f['kind']} {i} (x = {f['x_paper']:.5g}{unit} in the paper, "
+        f"{f['x_sim']:.5g}{unit} reproduced)"
     )
 
 
-def curve_reasons(curve: dict) -> list[str]:
-    """Each metric and key value of one curve that is not SUCCESS, in words."""
+def curve_reasons(curve: dict, x_unit: str | None = None) -> list[str]:
+    """Each metric and key value of one curve that is not SUCCESS, in words (feature
+    positions in the figure's `x_unit`)."""
+    unit = "" if x_unit in (None, "", "1") else f" {'µm' if x_unit == 'um' else x_unit}"
     cid = curve["curve_id"]
     if "error" in curve:
         return [f"`{cid}`: FAILURE, not compared ({curve['error']})"]
@@ -67,7 +69,7 @@ def curve_reasons(curve: dict) -> list[str]:
             else ""
         )
         out.append(
-            f"`{cid}` {metric} = {_pct(value)}: {cls}{limits}{_feature_phrase(curve, metric)}"
+            f"`{cid}` {metric} = {_pct(value)}: {cls}{limits}{_feature_phrase(curve, metric, unit)}"
         )
     out += [f"`{cid}` {reason}" for reason in lines.line_reasons(curve)]
     for kv in curve.get("key_values", []):
@@ -85,7 +87,10 @@ def figure_reasons(fig: dict) -> list[str]:
     """Why the figure is not SUCCESS (empty when it is)."""
     if fig.get("classification") == "SUCCESS":
         return []
-    return [r for c in fig.get("curves", []) for r in curve_reasons(c)]
+    reasons = [r for c in fig.get("curves", []) for r in curve_reasons(c, fig.get("x_unit"))]
+    if fig.get("capped_by"):  # counted FAILURE by its stage's verdict, whatever its curves
+        reasons.insert(0, f"counted {fig['classification']}: {fig['capped_by']}")
+    return reasons
 
 
 def why_lines(fig: dict) -> list[str]:

@@ -20,7 +20,7 @@ from reprolab.artifacts import (
     load_verdict,
 )
 from reprolab.fileio import atomic_write_text, read_json
-from reprolab.report import discretisation, partial, wording
+from reprolab.report import discretisation, partial, verdicts, wording
 from reprolab.report import html as report_html
 from reprolab.report.markdown import (
     assumptions_section,
@@ -74,11 +74,18 @@ def read_records(inputs) -> RunRecords:
     JSON its file holds: what the report's sections read."""
     ran = [load_result(p) for p in inputs.results]
     ran_ids = {r.stage_id for r in ran if not r.blocked}
+    verdicts_read = [load_verdict(p).to_json() for p in inputs.verdicts]
+    by_stage = {v["stage_id"]: v for v in verdicts_read}
+    # each figure counted as its stage's verdict allows, in every section alike
+    comparisons = {
+        c.stage_id: verdicts.capped_comparison(c.to_json(), by_stage.get(c.stage_id))
+        for c in map(load_comparison, inputs.comparisons)
+    }
     return RunRecords(
         plan=load_plan(inputs.plan),
         validated=read_json(inputs.validated),
-        verdicts=[load_verdict(p).to_json() for p in inputs.verdicts],
-        comparisons={c.stage_id: c.to_json() for c in map(load_comparison, inputs.comparisons)},
+        verdicts=verdicts_read,
+        comparisons=comparisons,
         results={r.stage_id: r.to_json() for r in ran if r.stage_id in ran_ids},
         analyses=agent_outputs_by_stage(inputs.analyses, load_analysis),
         designs=agent_outputs_by_stage(inputs.designs, load_design),
@@ -149,7 +156,8 @@ def figure_comparison(
         overlay = fig.get("overlay")
         rel = overlay and os.path.relpath(Path(overlay).resolve(), out_dir.resolve())
         images = [f"![{fig_id}: paper against run]({rel})"] if overlay else []
-        return figure_section(fig_id, title, stage_id, fig, images, narrative)
+        grid = discretisation.agreement_lines(fig, stage_dir_of(fig) if overlay else None)
+        return figure_section(fig_id, title, stage_id, fig, images, narrative, grid)
     meta = run.paper.figure(fig_id)
     if not fig.get("field_map") and not fig.get("kind"):  # curves' numbers in the axis units
         fig = wording.in_axis_units(run.paper, fig)
@@ -164,9 +172,11 @@ def figure_comparison(
             run.paper, design, fig, assets
         )
     images = side_by_side(fig_id, paper_img, reproduction, fig, out_dir)
-    section = figure_section(fig_id, meta.title, stage_id, fig, images, narrative)
-    if fig.get("overlay"):  # the estimated discretisation error beside the numbers
-        section += discretisation.error_lines(fig_id, stage_dir_of(fig))
+    stage_dir = stage_dir_of(fig) if fig.get("overlay") else None
+    grid = discretisation.agreement_lines(fig, stage_dir)
+    section = figure_section(fig_id, meta.title, stage_id, fig, images, narrative, grid)
+    if stage_dir:  # the estimated discretisation error beside the numbers
+        section += discretisation.error_lines(fig_id, stage_dir)
     return section
 
 
@@ -218,7 +228,7 @@ def write_report(run, inputs, out_report, out_html=None) -> None:
     md += summary_table(figure_rows)
     md += intake_digitized_note(run.paper, [row[0] for row in figure_rows])
     md += discrepancies_section(records.analyses, records.comparisons)
-    md += conclusions_section(records.verdicts, figure_rows)
+    md += conclusions_section(records.verdicts, figure_rows, records.validated)
     md += checks_section(records.checks_by_stage, out_dir)
     md += convergence_section(out_dir)
     md += cost_section(out_dir, records.results)

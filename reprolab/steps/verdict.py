@@ -262,19 +262,19 @@ def act_on_supervisor(
     run, plan, stage, status, reason, output: dict, found=(), said: dict | None = None
 ) -> dict:
     """{verdict, status, reason, user_note, paper_end, priority} after code has applied
-    the rules: two consecutive failures replan, backtracks go through the decision
-    matrix, ask_user is a gate, change_priority and the end of the paper are checked in
+    the rules: two consecutive failures of dependent stages replan, backtracks go through
+    the decision matrix, ask_user is a gate, change_priority and the end of the paper are checked in
     code (eligibility), and the material checkpoint is mandatory after stage 0."""
     verdict = output["verdict"]
     acted = {"user_note": None}
     eligibility.clear_paper_end(run.out_dir, stage.stage_id)  # judged again: its own end too
-    previous = progress_by_time(run.out_dir, stage.stage_id)
-    if status == "completed_failed" and previous and previous[-1].status == status:
+    failed_upstream = failed_dependency(run.out_dir, plan, stage, status)
+    if failed_upstream:
         log_event(
             run.out_dir,
             "supervisor",
             f"{stage.stage_id}: second consecutive stage failure (after "
-            f"{previous[-1].stage_id}); replanning (supervisor said {verdict})",
+            f"{failed_upstream}, which it depends on); replanning (supervisor said {verdict})",
         )
         verdict = "replan_needed"
     material = stage.stage_type == StageType.MATERIAL_VALIDATION
@@ -364,6 +364,19 @@ def contradicted_note(said: dict | None) -> str:
     if not said or said["status"] != "contradicted":
         return ""
     return f" [CONTRADICTED by the code: {'; '.join(said['details'])}]"
+
+
+def failed_dependency(out_dir: Path, plan, stage: PlanStage, status: str) -> str | None:
+    """The stage that failed just before this failed one when this stage depends on it,
+    directly or not: two failures in a row replan only along a dependency (two unrelated
+    stages failing say nothing about the plan that links them)."""
+    if status != "completed_failed":
+        return None
+    previous = progress_by_time(out_dir, stage.stage_id)
+    if not previous or previous[-1].status != status:
+        return None
+    upstream = set(eligibility.ancestors(plan, stage.stage_id)) - {stage.stage_id}
+    return previous[-1].stage_id if previous[-1].stage_id in upstream else None
 
 
 def progress_by_time(out_dir: Path, stage_id: str) -> list[Verdict]:

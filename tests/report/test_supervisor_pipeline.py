@@ -118,8 +118,12 @@ def test_supervisor_contradicting_the_code_is_struck_in_the_report(supervised):
     standing = re.sub(r"~~.*?~~", "", md, flags=re.S)
     assert f"~~{BOASTS}~~" in md
     assert "classifies the stage SUCCESS, the code's verdict is completed_failed" in md
-    conclusion = next(line for line in md.splitlines() if line.startswith(f"- `{STAGE1}`"))
-    assert conclusion.index("**completed_failed**") < conclusion.index("Contradicted")
+    lines = md.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith(f"- `{STAGE1}`"))
+    # the code's verdict first, then the supervisor's words, quoted as its commentary
+    assert "**completed_failed**" in lines[at] and "Contradicted" not in lines[at]
+    assert lines[at + 1].startswith("  > **Supervisor's commentary (the agent's words")
+    assert "Contradicted" in lines[at + 1]
     for sentence in ("validation passes", "sub-0.1 % peak errors", "stop here"):
         assert sentence not in standing, sentence  # nowhere in the report, any section
     html = (wd / REPORT.replace(".md", ".html")).read_text()

@@ -126,6 +126,9 @@ def test_the_clean_report_marks_nothing_and_strikes_nothing(example):
     assert "[unchecked]" not in md and "unchecked:" not in md
     assert "~~" not in md and "Contradicted" not in md
     assert "PARTIAL" not in md.split("## 4. Summary Table")[1].split("Classification")[0]
+    quoted = [ln for ln in md.splitlines() if ln.lstrip().startswith(">")]
+    label = "'s commentary (the agent's words, not checked by code):** "
+    assert quoted and all(label in ln for ln in quoted)  # agents' words: only quoted
     html = (example / "REPRODUCTION_REPORT_silica_bragg_2026.html").read_text()
     assert "~~" not in html
 

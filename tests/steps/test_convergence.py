@@ -101,9 +101,9 @@ def test_report_shows_the_comparison(converged):
     for q in conv["quantities"]:
         value = "–" if q["value_n"] is None else f"{q['value_n']:.6g}"
         rerun = "–" if q["value_2n"] is None else f"{q['value_2n']:.6g}"
-        row = f"| {STAGE} | resolution_2x | {q['name']} | {value} | {rerun} | "
-        assert row + f"{q['change']:.3g} | {q['limit']} | {q['status']} |" in md
-    assert f"| {STAGE} | – | – | – | – | – | – | converged: checks.convergence is true; " in md
+        row = f"| resolution_2x | {q['name']} | {value} → {rerun} | "
+        assert row + f"{q['change']:.3g} ({q['limit']}) | {q['status']} |" in md
+    assert f"**`{STAGE}`**: converged: checks.convergence is true; " in md
     page = report_html.markdown_to_html(md, out, "convergence")
     assert f"{conv['quantities'][0]['change']:.3g}" in page
 
@@ -189,7 +189,7 @@ def test_stage_verified_by_two_coarser_runs(coarse):
     assert verdict["status"] == "completed_success", verdict
     md = "\n".join(markdown.convergence_section(coarse / "outputs" / PAPER))
     q = qs[0]
-    assert f"| {STAGE} | resolution_coarse | {q['name']} | " in md
+    assert f"| resolution_coarse | {q['name']} | " in md
     assert f"est. error {q['error_estimate']:.3g}" in md and f"{var['scales'][1]:g}x: " in md
 
 

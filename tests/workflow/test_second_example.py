@@ -93,6 +93,16 @@ def test_every_figure_classified_the_one_without_data_qualitative(campaign):
     assert "| fig2 | stage1_etalon | **SUCCESS** |" in report
 
 
+def test_the_correct_run_strikes_nothing_and_quotes_every_agent(campaign):
+    """On the example's correct run no true sentence is struck or marked, and every
+    quoted line is an agent's labelled commentary (and there is some)."""
+    report = (campaign / "outputs" / PAPER / f"REPRODUCTION_REPORT_{PAPER}.md").read_text()
+    assert "~~" not in report and "[unchecked]" not in report and "Contradicted" not in report
+    quoted = [ln for ln in report.splitlines() if ln.lstrip().startswith(">")]
+    label = "'s commentary (the agent's words, not checked by code):** "
+    assert len(quoted) >= 6 and all(label in ln for ln in quoted), quoted
+
+
 def test_field_map_drawn_beside_the_papers_image(campaign):
     """fig4: the simulation's HDF5 map, its maximum found by code where the paper's text
     puts it (9.2 |E0|^2 at the spacer's centre near 690 nm), drawn on the paper's scale."""
