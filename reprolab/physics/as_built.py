@@ -586,6 +586,22 @@ def geometric_object(mp, g, sim, band) -> dict:
     if hasattr(g, "size") and hasattr(g.size, "x"):
         out["size"] = _vec(g.size)
         out["faces"] = faces(out["center"], out["size"], sim)
+    out.update(shape_of(g))
+    return out
+
+
+def shape_of(g) -> dict:
+    """What else fixes an object's shape, for the kinds whose lengths radius, height and
+    size do not hold (Prism: vertices, axis; Cone: radius2; Wedge: its angle), so every
+    GeometricObject kind of Meep is seen at its dimensions."""
+    out: dict = {}
+    if getattr(g, "vertices", None) is not None:
+        out["vertices"] = [_vec(v) for v in g.vertices]
+    for attr in ("radius2", "wedge_angle", "sidewall_angle"):
+        if getattr(g, attr, None) is not None:
+            out[attr] = float(getattr(g, attr))
+    if hasattr(getattr(g, "axis", None), "x"):
+        out["axis"] = _vec(g.axis)
     return out
 
 

@@ -9,6 +9,7 @@ or a computed centre is judged the same as a literal. Every check is named
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -268,11 +269,35 @@ def normalisation_check(sims: list[dict], outputs_ratio: bool) -> Check | None:
 
 
 def _sizes(g: dict) -> list[float]:
+    """The lengths an object as built has: its size, radii and diameters (a cone's
+    both), height, and a prism's extents (`prism_lengths`)."""
     out = [x for x in g.get("size") or [] if x]
-    if "radius" in g:
-        out += [g["radius"], 2 * g["radius"]]
+    for r in ("radius", "radius2"):
+        if g.get(r):
+            out += [g[r], 2 * g[r]]
     if g.get("height"):
         out.append(g["height"])
+    if g.get("vertices"):
+        out += prism_lengths(g["vertices"])
+    return out
+
+
+def prism_lengths(vertices: list[list]) -> list[float]:
+    """A polygon's lengths: its extent along each axis, each edge, and the distance
+    between each two parallel edges (the width of a waveguide drawn at any angle)."""
+    import numpy as np
+
+    v = np.array([[c or 0.0 for c in p] for p in vertices], dtype=float)
+    out = [float(x) for x in np.ptp(v, axis=0) if x > 0]
+    edges = [(v[i], v[(i + 1) % len(v)] - v[i]) for i in range(len(v))]
+    for _, d in edges:
+        out.append(float(np.linalg.norm(d)))
+    for (p, d), (q, e) in itertools.combinations(edges, 2):
+        nd, ne = np.linalg.norm(d), np.linalg.norm(e)
+        if nd and ne and np.linalg.norm(np.cross(d / nd, e / ne)) < 1e-9:
+            gap = np.linalg.norm(np.cross(q - p, d / nd))
+            if gap > 0:
+                out.append(float(gap))
     return out
 
 

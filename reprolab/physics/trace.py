@@ -42,6 +42,7 @@ from reprolab.physics import column_names
 from reprolab.physics.check import Check
 from reprolab.physics.record_checks import load_record
 from reprolab.physics.record_store import RECORD_FILE, record_home
+from reprolab.run_files import table_rows
 
 NOT_TRACEABLE = "output not traceable to the simulation"
 REL_TOL = 1e-6
@@ -188,6 +189,7 @@ def _read_columns(path: Path, x: str, y: str):
         rows = list(itertools.islice(csv.reader(fh), MAX_ROWS + 2))
     if len(rows) > MAX_ROWS + 1:
         raise ValueError(f"{path.name} has over {MAX_ROWS} rows")
+    rows = table_rows(rows)
     header = [h.strip() for h in rows[0]]
     ix, iy = header.index(x), header.index(y)
     body = [r for r in rows[1:] if len(r) > max(ix, iy)]

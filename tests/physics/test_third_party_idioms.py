@@ -1,0 +1,124 @@
+"""Correct Meep practice written by others, in the idioms Meep's own examples use: each
+passes the checks that judge it, and the same work made wrong still fails.
+
+The idioms: a CSV written by numpy.savetxt with its default `#` header, a waveguide
+built as an `mp.Prism` (and every other GeometricObject kind), ... (the trace's idioms:
+tests/physics/test_trace_idioms.py; the comparison's: tests/physics/test_compare_idioms.py).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from reprolab import run_files
+from reprolab.physics import checks, record_checks
+
+# --- CSV files read as numpy and pandas read them ---------------------------------
+
+
+def test_numpy_savetxt_default_header_names_the_columns(tmp_path):
+    """np.savetxt(header="wavelength_um,T") writes `# wavelength_um,T`: the columns keep
+    their names, no value becomes NaN, and comment lines anywhere are skipped."""
+    path = tmp_path / "t.csv"
+    data = np.column_stack([[1.5, 1.6, 1.7], [0.1, 0.2, 0.3]])
+    np.savetxt(path, data, delimiter=",", header="wavelength_um,T")
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write("# written by a correct script\n\n")
+    cols = checks.read_numeric_csv(path)
+    assert cols == {"wavelength_um": [1.5, 1.6, 1.7], "T": [0.1, 0.2, 0.3]}
+    # the same rows under a plain header read alike; a cell that is no number stays NaN
+    assert checks.read_numeric_csv(_write(tmp_path, "wavelength_um,T\n1.5,0.1\n")) == {
+        "wavelength_um": [1.5],
+        "T": [0.1],
+    }
+    bad = checks.read_numeric_csv(_write(tmp_path, "# wavelength_um,T\n1.5,nope\n"))
+    assert math.isnan(bad["T"][0])
+
+
+def test_comment_lines_before_a_plain_header_are_skipped():
+    rows = [["# made by meep"], ["freq", "T"], ["1", "2"], ["# note"], ["3", "4"]]
+    assert run_files.table_rows(rows) == [["freq", "T"], ["1", "2"], ["3", "4"]]
+
+
+def test_run_folder_csv_with_numpy_header_is_checked(tmp_path):
+    """The run folder's reader (every physics check reads through it) sees the names: a
+    transmittance over 1 still fails its bound."""
+    run = tmp_path / "run"
+    run.mkdir()
+    np.savetxt(run / "t.csv", [[1.5, 1.2]], delimiter=",", header="wavelength_um,T")
+    cols = checks.read_output_csv(run, "t.csv")
+    assert cols == {"wavelength_um": [1.5], "T": [1.2]}
+
+
+def _write(tmp_path, text):
+    path = tmp_path / "x.csv"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# --- every GeometricObject kind seen at its dimensions --------------------------------
+
+
+@pytest.fixture(scope="module")
+def mp():
+    return pytest.importorskip("meep")
+
+
+def _built(mp, obj) -> dict:
+    from reprolab.physics import as_built
+
+    sim = mp.Simulation(cell_size=mp.Vector3(8, 8, 0), resolution=10, geometry=[obj])
+    return as_built.geometric_object(mp, obj, sim, (0.5, 0.7))
+
+
+def _declared(mp, obj, name, value):
+    sims = [{"geometry": [_built(mp, obj)]}]
+    return record_checks.declared_geometry_check(sims, [{"name": name, "value": value}])
+
+
+@pytest.mark.parametrize(
+    ("make", "name", "value"),
+    [
+        (  # a waveguide drawn as a prism along x, 0.5 wide
+            lambda mp: mp.Prism(
+                [
+                    mp.Vector3(-3, -0.25),
+                    mp.Vector3(3, -0.25),
+                    mp.Vector3(3, 0.25),
+                    mp.Vector3(-3, 0.25),
+                ],
+                height=mp.inf,
+            ),
+            "width",
+            0.5,
+        ),
+        (  # the same waveguide at 30 degrees: its width is the distance between its sides
+            lambda mp: mp.Prism(
+                [
+                    mp.Vector3(-3, -0.25).rotate(mp.Vector3(z=1), math.pi / 6),
+                    mp.Vector3(3, -0.25).rotate(mp.Vector3(z=1), math.pi / 6),
+                    mp.Vector3(3, 0.25).rotate(mp.Vector3(z=1), math.pi / 6),
+                    mp.Vector3(-3, 0.25).rotate(mp.Vector3(z=1), math.pi / 6),
+                ],
+                height=0.22,
+            ),
+            "width",
+            0.5,
+        ),
+        (lambda mp: mp.Cone(radius=1.0, radius2=0.3, height=2.0), "tip_radius", 0.3),
+        (lambda mp: mp.Ellipsoid(size=mp.Vector3(1.0, 2.4, mp.inf)), "axis_b", 2.4),
+        (lambda mp: mp.Wedge(radius=1.5, height=mp.inf, wedge_angle=math.pi / 3), "radius", 1.5),
+        (lambda mp: mp.Cylinder(radius=0.2, height=mp.inf), "diameter", 0.4),
+        (lambda mp: mp.Block(size=mp.Vector3(0.7, 0.3, mp.inf)), "thickness", 0.3),
+        (lambda mp: mp.Sphere(radius=0.35), "radius", 0.35),
+    ],
+)
+def test_every_object_kind_is_seen_at_its_dimensions(mp, make, name, value):
+    """Declared right: pass; the same object declared 10 % off: fail, naming the size."""
+    obj = make(mp)
+    assert _declared(mp, obj, name, value).status == "pass"
+    wrong = _declared(mp, obj, name, value * 1.1)
+    assert wrong.status == "fail" and name in wrong.detail
