@@ -157,7 +157,7 @@ def _monitor_wrapper(method, kind):
         if kind == "dft_fields" and kwargs.get("where") is not None:
             regions = [kwargs["where"]]
         for r in regions:
-            entry["regions"].append({"center": _vec(r.center), "size": _vec(r.size)})
+            entry["regions"].append(region(r))
         if not hasattr(self, "_reprolab_monitors"):
             self._reprolab_monitors = []
         self._reprolab_monitors.append(entry)
@@ -165,6 +165,16 @@ def _monitor_wrapper(method, kind):
         return obj
 
     return add
+
+
+def region(r) -> dict:
+    """A monitor's region; a FluxRegion's weight too (its sign is the face's: a box's
+    lower faces read with weight=-1 give the outward flux, reprolab.physics.trace)."""
+    out = {"center": _vec(r.center), "size": _vec(r.size)}
+    weight = getattr(r, "weight", None)
+    if weight is not None:
+        out["weight"] = _real(complex(weight))
+    return out
 
 
 def _freqs_of(args, kwargs) -> list[float]:
