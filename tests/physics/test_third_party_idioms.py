@@ -122,3 +122,30 @@ def test_every_object_kind_is_seen_at_its_dimensions(mp, make, name, value):
     assert _declared(mp, obj, name, value).status == "pass"
     wrong = _declared(mp, obj, name, value * 1.1)
     assert wrong.status == "fail" and name in wrong.detail
+
+
+# --- a dispersive half-space is no film ------------------------------------------------
+
+
+def _film_check(mp, block_center, block_size, cell_z=12.0):
+    from reprolab.physics import as_built
+
+    medium = mp.Medium(epsilon=2.0, E_susceptibilities=[mp.LorentzianSusceptibility(
+        frequency=1.0, gamma=0.1, sigma=0.5)])  # fmt: skip
+    block = mp.Block(size=mp.Vector3(mp.inf, mp.inf, block_size),
+                     center=mp.Vector3(z=block_center), material=medium)  # fmt: skip
+    sim = mp.Simulation(cell_size=mp.Vector3(z=cell_z), resolution=50, dimensions=1,
+                        boundary_layers=[mp.PML(1.0)], geometry=[block])  # fmt: skip
+    band = (0.5, 1.5)
+    record = as_built.structure(mp, sim, [])
+    record["geometry"] = [as_built.geometric_object(mp, block, sim, band)]
+    record["index"] = 0
+    return record_checks.film_check([record])
+
+
+def test_a_substrate_running_into_the_pml_is_no_film(mp):
+    """Meep's refl-quartz: a quartz half-space from z = 0 to the cell's end (6 a, 300
+    pixels at 50/a), both faces on grid points; only its face at z = 0 is an interface."""
+    assert _film_check(mp, 3.0, 6.0).status != "fail"
+    # the same material as a 0.2 a film inside the cell, both faces on grid points: fails
+    assert _film_check(mp, 0.0, 0.2).status == "fail"
