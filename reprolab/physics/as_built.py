@@ -520,7 +520,9 @@ def source(mp, s) -> dict:
 
 
 def _reaches_pml(s: dict, cell, layers: list[dict], axes: list[tuple[int, str]]) -> bool:
-    """The source's extent touches or enters a PML along one of its sized axes."""
+    """The source's extent enters a PML along one of its sized axes: one that ends at the
+    PML's inner edge (Meep's pw-source example) meets no PML conductivity, which is zero
+    there and grows inside."""
     for ax, name in axes:
         size = s["size"][ax]
         if not size:
@@ -533,9 +535,9 @@ def _reaches_pml(s: dict, cell, layers: list[dict], axes: list[tuple[int, str]])
             c = s["center"][ax] or 0
             if name == "r":  # r runs from the axis (0) to the cell's size
                 c -= half
-            if layer["side"] == "high" and c + size / 2 > edge - 1e-9:
+            if layer["side"] == "high" and c + size / 2 > edge + 1e-9:
                 return True
-            if layer["side"] == "low" and c - size / 2 < -edge + 1e-9:
+            if layer["side"] == "low" and c - size / 2 < -edge - 1e-9:
                 return True
     return False
 

@@ -149,3 +149,21 @@ def test_a_substrate_running_into_the_pml_is_no_film(mp):
     assert _film_check(mp, 3.0, 6.0).status != "fail"
     # the same material as a 0.2 a film inside the cell, both faces on grid points: fails
     assert _film_check(mp, 0.0, 0.2).status == "fail"
+
+
+# --- a line source that ends where the PML begins ------------------------------------
+
+
+@pytest.mark.parametrize(("span", "reaches"), [(11.0, False), (13.0, True), (12.0, True)])
+def test_a_source_reaches_the_pml_only_when_it_enters_it(mp, span, reaches):
+    """Meep's pw-source example: an 11 a line source in an 11 a interior with 1 a of PML
+    ends at the PML's inner edge, where its conductivity is zero; one through the PML
+    (13 a), or half into it (12 a), needs is_integrated."""
+    from reprolab.physics import as_built
+
+    src = mp.Source(mp.ContinuousSource(0.8), component=mp.Ez, center=mp.Vector3(-5.5),
+                    size=mp.Vector3(0, span))  # fmt: skip
+    sim = mp.Simulation(cell_size=mp.Vector3(13, 13), resolution=10, sources=[src],
+                        boundary_layers=[mp.PML(1.0)])  # fmt: skip
+    (built,) = as_built.structure(mp, sim, [])["sources"]
+    assert built["reaches_pml"] is reaches
