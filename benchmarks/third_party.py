@@ -328,10 +328,7 @@ CASES = [
         "near-to-far field (grating)",
         "2D",
         subs=[(RES, "resolution = 20")],
-        declared=[
-            {"name": "grating height", "value": 0.5},
-            {"name": "grating period", "value": 1.0},
-        ],
+        declared=[{"name": "grating height", "value": 0.5}],
         own_resolution=50,
     ),
     Case(
