@@ -53,6 +53,7 @@ sys.path.insert(0, str(REPO))
 OUT = REPO / "benchmarks" / "results" / "third_party.json"
 
 from reprolab.physics import checks  # noqa: E402
+from reprolab.physics import thresholds as th  # noqa: E402
 
 WRITE = (
     "\nimport numpy as _np\n"
@@ -465,6 +466,15 @@ def run_case(case: Case, src: Path, folder: Path) -> dict:
         + [f"{c['name']}: {c['detail']} (right: {case.right[c['name']]})" for c in argued],
         "verdict_at_reduced_resolution": "pass" if not failed else "fail",
     }
+    exit_path = folder / "exit_code"
+    crashed = not exit_path.is_file() or exit_path.read_text().strip() != "0"
+    if timed_out or crashed:  # the example did not run here: no judgement to count
+        err = (folder / "stderr.txt").read_text() if (folder / "stderr.txt").is_file() else ""
+        last = err.strip().splitlines()[-1] if err.strip() else ""
+        why = f"timed out after {case.timeout_s} s" if timed_out else f"crashed: {last}"
+        row.update(verdict="not_run", false_alarm=None, alarm_reason=why)
+        row.update(planted=None, planted_caught=None, planted_caught_by=[])
+        return row
     row.update(planted(case, folder))
     if case.published:
         row["published"] = case.published
@@ -492,18 +502,21 @@ def judge(case: Case, folder: Path, timed_out: bool) -> list[dict]:
 
 def reduced_by_us(case: Case, check: dict) -> bool:
     """A failure the benchmark's own lower resolution caused: the pixels per wavelength
-    (>= 12) or the PML's pixels (>= 5) it measured pass once scaled back to the
-    example's own resolution."""
+    or the PML's pixels it measured pass once scaled back to the example's own
+    resolution (the thickness in wavelengths, which no resolution changes, passing)."""
     low = lowered(case)
     if not case.own_resolution or not low:
         return False
     scale = case.own_resolution / low
     if check["name"] == "built:resolution_ppw":
         got = re.search(r"([\d.]+) pixels per wavelength", check["detail"])
-        return bool(got) and float(got.group(1)) * scale >= 12
+        return bool(got) and float(got.group(1)) * scale >= th.PPW_AS_BUILT.fail
     if check["name"] == "built:pml_thickness":
         got = re.search(r"= ([\d.]+) pixels = ([\d.]+) wavelengths", check["detail"])
-        return bool(got) and float(got.group(1)) * scale >= 5 and float(got.group(2)) >= 0.25
+        if not got:
+            return False
+        pixels, wavelengths = float(got.group(1)), float(got.group(2))
+        return pixels * scale >= th.PML_MIN_PIXELS and wavelengths >= th.PML_RESONANCE_WAVELENGTHS
     return False
 
 
@@ -556,7 +569,7 @@ def main() -> None:
         sys.exit(f"--meep-src {src}: no python/examples folder; valid: a NanoComp/meep checkout")
     cases = [c for c in CASES if not args.only or c.name in args.only]
     previous = json.loads(args.out.read_text())["cases"] if args.out.is_file() else []
-    rows = {r["case"]: r for r in previous}
+    rows = {r["case"]: not_run_if_it_did_not(r) for r in previous}
     with tempfile.TemporaryDirectory() as tmp:
         for case in cases:
             row = run_case(case, src, Path(tmp) / case.name)
@@ -567,15 +580,29 @@ def main() -> None:
     print(json.dumps(write(args.out, src, rows)))
 
 
+def not_run_if_it_did_not(row: dict) -> dict:
+    """A kept row whose example timed out or crashed (an exit_code failure) is not_run,
+    as run_case writes it now."""
+    reason = row.get("alarm_reason") or ""
+    if row.get("verdict") != "fail" or not reason.startswith("exit_code:"):
+        return row
+    why = reason.split(";")[0].removeprefix("exit_code: ")
+    return row | {"verdict": "not_run", "false_alarm": None, "alarm_reason": why,
+                  "planted": None, "planted_caught": None, "planted_caught_by": []}  # fmt: skip
+
+
 def write(out: Path, src: Path, rows: dict) -> dict:
     """benchmarks/results/third_party.json (atomically); its summary."""
     ordered = [rows[c.name] for c in CASES if c.name in rows]
+    ran = [r for r in ordered if r["verdict"] != "not_run"]
     summary = {
         "cases": len(ordered),
-        "kinds": len({r["kind"] for r in ordered}),
-        "3d_or_cylindrical": sum(r["dims"] in ("3D", "cylindrical") for r in ordered),
-        "false_alarms": sum(r["false_alarm"] for r in ordered),
-        "planted_caught": sum(r["planted_caught"] for r in ordered),
+        "ran": len(ran),
+        "not_run": [f"{r['case']}: {r['alarm_reason']}" for r in ordered if r not in ran],
+        "kinds_ran": len({r["kind"] for r in ran}),
+        "3d_or_cylindrical_ran": sum(r["dims"] in ("3D", "cylindrical") for r in ran),
+        "false_alarms": sum(bool(r["false_alarm"]) for r in ran),
+        "planted_caught": sum(bool(r["planted_caught"]) for r in ran),
     }
     result = {
         "meep_commit": commit_of(src),
