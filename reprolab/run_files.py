@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import io
+import itertools
 import json
 import os
 import shutil
@@ -180,7 +181,36 @@ def read_run_csv(folder, rel) -> list[list[str]]:
         rows.append(row)
         if len(rows) > MAX_CSV_ROWS + 1:  # the header row is not counted
             raise RunFileTooLarge(shown, f"has over {MAX_CSV_ROWS} data rows; at most that")
-    return rows
+    return table_rows(rows)
+
+
+def table_rows(rows: list[list[str]]) -> list[list[str]]:
+    """A CSV's header and data rows as numpy.genfromtxt(names=True) and pandas
+    (comment="#") read them: blank rows and rows starting with `#` are comments; where
+    the first data row holds numbers, the last comment line before it with as many
+    cells names the columns (numpy.savetxt writes its header as `# a,b`)."""
+    rows = [r for r in rows if any(c.strip() for c in r)]
+    comment = [r[0].lstrip().startswith("#") for r in rows]
+    body = [r for r, c in zip(rows, comment, strict=True) if not c]
+    if not body or not _any_number(body[0]):
+        return body
+    leading = list(itertools.takewhile(lambda rc: rc[1], zip(rows, comment, strict=True)))
+    named = [r for r, _ in leading if len(r) == len(body[0])]
+    if not named:
+        return body
+    header = [named[-1][0].lstrip().removeprefix("#"), *named[-1][1:]]
+    return [[h.strip() for h in header], *body]
+
+
+def _any_number(row: list[str]) -> bool:
+    """A data row, not a header: some cell is a number (a header names its columns)."""
+    for c in row:
+        try:
+            float(c)
+        except ValueError:
+            continue
+        return True
+    return False
 
 
 def refusal(folder, rel) -> str | None:

@@ -157,7 +157,7 @@ def _monitor_wrapper(method, kind):
         if kind == "dft_fields" and kwargs.get("where") is not None:
             regions = [kwargs["where"]]
         for r in regions:
-            entry["regions"].append({"center": _vec(r.center), "size": _vec(r.size)})
+            entry["regions"].append(region(r))
         if not hasattr(self, "_reprolab_monitors"):
             self._reprolab_monitors = []
         self._reprolab_monitors.append(entry)
@@ -165,6 +165,16 @@ def _monitor_wrapper(method, kind):
         return obj
 
     return add
+
+
+def region(r) -> dict:
+    """A monitor's region; a FluxRegion's weight too (its sign is the face's: a box's
+    lower faces read with weight=-1 give the outward flux, reprolab.physics.trace)."""
+    out = {"center": _vec(r.center), "size": _vec(r.size)}
+    weight = getattr(r, "weight", None)
+    if weight is not None:
+        out["weight"] = _real(complex(weight))
+    return out
 
 
 def _freqs_of(args, kwargs) -> list[float]:
@@ -510,7 +520,9 @@ def source(mp, s) -> dict:
 
 
 def _reaches_pml(s: dict, cell, layers: list[dict], axes: list[tuple[int, str]]) -> bool:
-    """The source's extent touches or enters a PML along one of its sized axes."""
+    """The source's extent enters a PML along one of its sized axes: one that ends at the
+    PML's inner edge (Meep's pw-source example) meets no PML conductivity, which is zero
+    there and grows inside."""
     for ax, name in axes:
         size = s["size"][ax]
         if not size:
@@ -523,9 +535,9 @@ def _reaches_pml(s: dict, cell, layers: list[dict], axes: list[tuple[int, str]])
             c = s["center"][ax] or 0
             if name == "r":  # r runs from the axis (0) to the cell's size
                 c -= half
-            if layer["side"] == "high" and c + size / 2 > edge - 1e-9:
+            if layer["side"] == "high" and c + size / 2 > edge + 1e-9:
                 return True
-            if layer["side"] == "low" and c - size / 2 < -edge + 1e-9:
+            if layer["side"] == "low" and c - size / 2 < -edge - 1e-9:
                 return True
     return False
 
@@ -586,6 +598,22 @@ def geometric_object(mp, g, sim, band) -> dict:
     if hasattr(g, "size") and hasattr(g.size, "x"):
         out["size"] = _vec(g.size)
         out["faces"] = faces(out["center"], out["size"], sim)
+    out.update(shape_of(g))
+    return out
+
+
+def shape_of(g) -> dict:
+    """What else fixes an object's shape, for the kinds whose lengths radius, height and
+    size do not hold (Prism: vertices, axis; Cone: radius2; Wedge: its angle), so every
+    GeometricObject kind of Meep is seen at its dimensions."""
+    out: dict = {}
+    if getattr(g, "vertices", None) is not None:
+        out["vertices"] = [_vec(v) for v in g.vertices]
+    for attr in ("radius2", "wedge_angle", "sidewall_angle"):
+        if getattr(g, attr, None) is not None:
+            out[attr] = float(getattr(g, attr))
+    if hasattr(getattr(g, "axis", None), "x"):
+        out["axis"] = _vec(g.axis)
     return out
 
 

@@ -38,6 +38,7 @@ from reprolab.physics.column_names import frequencies as reported_frequencies
 from reprolab.physics.record_checks import load_record, lossless
 from reprolab.physics.record_store import record_home
 from reprolab.physics.trace import simulates
+from reprolab.run_files import table_rows
 
 MAX_MONITORS = 10  # 3^10 sign patterns of one run's flux spectra
 NEGLIGIBLE = 1e-2  # frequencies where the scattered flux is under this of its largest
@@ -98,7 +99,7 @@ def _guarded(file: str, column: str, freqs, ys, sims, design) -> Check:
 
 def _read_csv(path: Path) -> dict[str, np.ndarray]:
     with open(path, newline="", encoding="utf-8") as fh:
-        rows = [r for r in csv.reader(fh) if r]
+        rows = table_rows(list(csv.reader(fh)))
     header = [h.strip() for h in rows[0]]
     body = np.array([[float(v) for v in r[: len(header)]] for r in rows[1:]], dtype=float)
     return {h: body[:, i] for i, h in enumerate(header)} if len(body) else {}

@@ -24,9 +24,10 @@ NAN_LOG_PATTERN = "fields are NaN or Inf"
 
 
 def read_numeric_csv(path: Path) -> dict[str, list[float]]:
-    """Columns of a CSV with a header row; non-numeric cells become NaN."""
+    """Columns of a CSV with a header row (comment lines read as numpy and pandas read
+    them: `run_files.table_rows`); non-numeric cells become NaN."""
     with open(path, newline="", encoding="utf-8") as fh:
-        return numeric_columns(list(csv.reader(fh)))
+        return numeric_columns(run_files.table_rows(list(csv.reader(fh))))
 
 
 def read_output_csv(run_dir: Path, name: str) -> dict[str, list[float]]:

@@ -160,14 +160,16 @@ def match_features(
     return features
 
 
-def _both_features(xp, yp, one_turn, turn) -> tuple[list[dict], list[dict], tuple]:
-    """The paper's and the reproduction's features, and the reproduced curve they were
-    found on."""
+def _both_features(xp, yp, one_turn, turn, full) -> tuple[list[dict], list[dict], list, tuple]:
+    """The paper's features and the reproduction's, both at the sampling the two curves
+    support (`_seen_alike`); the reproduction's at its own sampling (narrow lines are
+    judged there, physics/lines.py); and the reproduced curve they were found on."""
     import numpy as np
 
     y_range = float(np.ptp(yp)) or 1.0
+    start = float(np.min(xp))
     paper_features = positions.features_on(
-        xp, yp, FEATURE_PROMINENCE * y_range, turn, find_features
+        xp, yp, FEATURE_PROMINENCE * y_range, turn, find_features, start
     )
     # Features of both curves on the common x range: a reproduction that runs past the
     # paper's window to a higher shoulder would otherwise measure its dips deeper and
@@ -176,10 +178,63 @@ def _both_features(xp, yp, one_turn, turn) -> tuple[list[dict], list[dict], tupl
     common = (xs_t >= xp.min()) & (xs_t <= xp.max())
     if turn is None and common.sum() >= 3:
         xs_t, ys_t = xs_t[common], ys_t[common]
-    sim_features = positions.features_on(
-        xs_t, ys_t, FEATURE_PROMINENCE * y_range / 2, turn, find_features
+    sim_prominence = FEATURE_PROMINENCE * y_range / 2
+    sim_features = positions.features_on(xs_t, ys_t, sim_prominence, turn, find_features, start)
+    paper_seen, sim_seen = _seen_alike(
+        xp, yp, (xs_t, ys_t), full, turn, start, (paper_features, sim_features), y_range
     )
-    return paper_features, sim_features, (xs_t, ys_t)
+    return paper_seen, sim_seen, sim_features, (xs_t, ys_t)
+
+
+def _seen_alike(xp, yp, sim_turn, full, turn, start, found, y_range):
+    """Both curves' features at the coarser of their two samplings over the x range both
+    cover: a peak resolved by the finer one stands higher and narrower than the coarser
+    one can show (an exact series at 0.05 against a paper's 60 plotted vertices), which
+    is the sampling, not the physics. The finer curve is seen through the coarser one's
+    x samples (linear between its own, as a plotted line is), its features found there."""
+    import numpy as np
+
+    xs_t, ys_t = sim_turn
+    lo, hi = max(float(xp.min()), float(xs_t.min())), min(float(xp.max()), float(xs_t.max()))
+    if turn is not None:
+        lo, hi = float(xp.min()), float(xp.max())
+    n_paper = int(np.sum((xp >= lo) & (xp <= hi)))
+    n_sim = int(np.sum((xs_t >= lo) & (xs_t <= hi)))
+    paper_features, sim_features = found
+    if n_sim > n_paper >= 3:
+        inside = (xp >= lo) & (xp <= hi)
+        seen = resample(full[0], full[1], xp[inside])
+        coarse = positions.features_on(
+            xp[inside], seen, FEATURE_PROMINENCE * y_range / 2, turn, find_features, start
+        )
+        sim_features = _heights_from(sim_features, coarse, xp[inside], turn)
+    elif n_paper > n_sim >= 3:
+        inside = (xs_t >= lo) & (xs_t <= hi)
+        xp_full, yp_full = (xp, yp) if turn is None else positions.periodic_copy(xp, yp, turn)
+        seen = resample(xp_full, yp_full, xs_t[inside])
+        coarse = positions.features_on(
+            xs_t[inside], seen, FEATURE_PROMINENCE * y_range, turn, find_features, start
+        )
+        paper_features = _heights_from(paper_features, coarse, xs_t[inside], turn)
+    return paper_features, sim_features
+
+
+def _heights_from(fine: list[dict], coarse: list[dict], grid, turn) -> list[dict]:
+    """Each feature of the finer curve with the height and width the coarser sampling
+    shows of it (the nearest feature of its kind there, within one step of that grid).
+    Its position stays the finer curve's: a coarse grid biases a peak lower and wider,
+    never to one side, and its parabola would hide a real shift smaller than a step."""
+    import numpy as np
+
+    step = float(np.max(np.diff(np.sort(grid)))) if len(grid) > 1 else 0.0
+    out = []
+    for f in fine:
+        near = [c for c in coarse if c["kind"] == f["kind"]]
+        c = min(near, key=lambda c: positions.distance(c["x"], f["x"], turn), default=None)
+        if c is not None and positions.distance(c["x"], f["x"], turn) <= step:
+            f = f | {"y": c["y"], "width": c["width"], "prominence": c["prominence"]}
+        out.append(f)
+    return out
 
 
 def compare_curve(
@@ -198,11 +253,11 @@ def compare_curve(
     axis = positions.with_wrap(axis, xp)
     yp, y_sim_c, scale, y_note = positions.to_compared_y(yp, y_sim, axis)
     turn = positions.period(axis)
-    xs_raw = np.asarray(x_sim, float)
+    xs, ys = np.asarray(x_sim, float), np.asarray(y_sim_c, float)
     if turn is not None:
-        xs_raw = positions.wrap(xs_raw, turn, float(np.min(xp)))
-    order = np.argsort(xs_raw)
-    xs, ys = xs_raw[order], np.asarray(y_sim_c, float)[order]
+        xs, ys = positions.on_circle(xs, ys, turn, float(np.min(xp)))
+    order = np.argsort(xs, kind="stable")
+    xs, ys = xs[order], ys[order]
     one_turn = (xs, ys)
     if turn is not None:
         xs, ys = positions.periodic_copy(xs, ys, turn)
@@ -218,9 +273,11 @@ def compare_curve(
             "note": "reproduced x range does not overlap the paper's",
         }
     diff = resample(xs, ys, xp[inside]) - yp[inside]
-    paper_features, sim_features, (xs_t, ys_t) = _both_features(xp, yp, one_turn, turn)
+    paper_features, sim_seen, sim_features, (xs_t, ys_t) = _both_features(
+        xp, yp, one_turn, turn, (xs, ys)
+    )
     x_range = (float(np.min(xp)), float(np.max(xp)))
-    features = match_features(paper_features, sim_features, scale, float(np.ptp(xp)), axis, x_range)
+    features = match_features(paper_features, sim_seen, scale, float(np.ptp(xp)), axis, x_range)
     # narrow lines: judged in their linewidths too, and the differences around them taken
     # with the x slack that judgement allows (physics/lines.py)
     judged = lines.compare_lines(xp, yp, paper_features, xs_t, ys_t, sim_features, x_range, axis)

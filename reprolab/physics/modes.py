@@ -20,6 +20,7 @@ from reprolab.physics import thresholds as th
 # Modes of one k (or one m) closer than this relative frequency are one mode seen by
 # several Harminv monitors or runs.
 SAME_MODE_REL = 1e-4
+FIT = ("simulation", "run", "fit")  # what names one Harminv fit of the record
 # Two k points (2π/a) closer than this are the same k.
 K_TOL = 1e-6
 # Labels the record can match (polarization where a 2D run's sources tell it); parity
@@ -77,7 +78,7 @@ def record_modes(sims: list[dict]) -> list[dict]:
     for si, sim in enumerate(sims):
         for ri, run in enumerate(sim.get("runs", [])):
             m = run.get("m") if run.get("m") is not None else sim.get("m")
-            for h in run.get("harminv", []):
+            for hi, h in enumerate(run.get("harminv", [])):
                 found = h.get("modes", [])
                 strongest = max((abs(x.get("amp") or 0.0) for x in found), default=0.0)
                 for mode in found:
@@ -87,6 +88,7 @@ def record_modes(sims: list[dict]) -> list[dict]:
                             **mode,
                             "simulation": sim.get("index", si),
                             "run": ri,
+                            "fit": hi,
                             "k_point": _k_of(run, sim),
                             "m": m,
                             "cylindrical": bool(sim.get("cylindrical")),
@@ -101,15 +103,38 @@ def record_modes(sims: list[dict]) -> list[dict]:
 
 def distinct(modes: list[dict]) -> list[dict]:
     """Trusted modes sorted by frequency, one per mode: of modes within SAME_MODE_REL
-    (several monitors, several runs) the one with the smallest Harminv error is kept."""
-    out: list[dict] = []
+    (several monitors, several runs), or of two fits closer than their windows resolve
+    (`resolvable`: one mode seen at two points, which would count as the next band),
+    the one with the smallest Harminv error is kept. A fit's own modes stay apart
+    beyond SAME_MODE_REL: a mode joins a group from its window only when no mode of
+    its fit is in it already."""
+    groups: list[tuple[dict, set]] = []  # (kept mode, the fits it stands for)
     for mode in sorted(modes, key=lambda x: x["freq"]):
-        if out and abs(mode["freq"] - out[-1]["freq"]) <= SAME_MODE_REL * mode["freq"]:
-            if (mode.get("error") or 0.0) < (out[-1].get("error") or 0.0):
-                out[-1] = mode
-            continue
-        out.append(mode)
-    return out
+        fit = tuple(mode.get(k) for k in FIT)
+        if groups:
+            kept, fits = groups[-1]
+            gap = abs(mode["freq"] - kept["freq"])
+            same = gap <= SAME_MODE_REL * mode["freq"]
+            if same or (gap <= resolvable(mode, kept) and fit not in fits):
+                if (mode.get("error") or 0.0) < (kept.get("error") or 0.0):
+                    kept = mode
+                groups[-1] = (kept, fits | {fit})
+                continue
+        groups.append((mode, {fit}))
+    return [kept for kept, _ in groups]
+
+
+def resolvable(a: dict, b: dict) -> float:
+    """The smallest frequency difference at which two modes are two: SAME_MODE_REL of
+    the frequency within one Harminv fit (its joint fit resolved them), and between two
+    fits (another point, monitor or run at the same k) what the shorter window tells
+    apart, 1 / T (a run's time T bounds the window Harminv saw, so this errs towards
+    keeping two modes): two fits each see a mode, not which of them is another's."""
+    floor = SAME_MODE_REL * max(abs(a["freq"]), abs(b["freq"]))
+    if all(a.get(k) == b.get(k) for k in FIT):
+        return floor
+    windows = [w for w in (a.get("window"), b.get("window")) if w and w > 0]
+    return max(floor, 1 / min(windows)) if windows else floor
 
 
 def is_gamma(k) -> bool:

@@ -185,14 +185,48 @@ def distance(a: float, b: float, turn: float | None) -> float:
     return min(d, turn - d % turn) if turn else d
 
 
-def features_on(x, y, prominence: float, turn: float | None, find) -> list[dict]:
+def on_circle(x, y, turn: float, start: float) -> tuple[np.ndarray, np.ndarray]:
+    """A curve on a wrapped axis as one turn from `start`, sorted, each angle once: samples
+    the wrap puts on the same angle (0° and 360°, −180° and 180°, or 1e-14 either side
+    of the seam) are one, their mean."""
+    import numpy as np
+
+    xw = wrap(x, turn, start)
+    near_end = xw > start + turn * (1 - 1e-9)
+    xw[near_end] -= turn  # 359.99999999999997 on a 0-360 axis is 0
+    order = np.argsort(xw, kind="stable")
+    xw, yw = xw[order], np.asarray(y, float)[order]
+    keep_x, keep_y = [], []
+    for xv, yv in zip(xw, yw, strict=True):
+        if keep_x and xv - keep_x[-1][0] <= 1e-9 * turn:
+            keep_x[-1].append(xv)
+            keep_y[-1].append(yv)
+        else:
+            keep_x.append([xv])
+            keep_y.append([yv])
+    return (
+        np.array([float(np.mean(v)) for v in keep_x]),
+        np.array([float(np.mean(v)) for v in keep_y]),
+    )
+
+
+def features_on(x, y, prominence: float, turn: float | None, find, start=None) -> list[dict]:
     """Features of a curve by `find` (compare.find_features); on a wrapped axis the
-    curve is seen across its seam and each feature is reported once, inside the data."""
+    curve is seen across its seam (three turns) and each feature reported once, at its
+    angle in the turn from `start` (the paper's first angle; else the curve's): the
+    copy found nearest the middle turn, where no end of the three turns bends it."""
     import numpy as np
 
     if turn is None:
         return find(x, y, prominence)
     xw, yw = periodic_copy(x, y, turn)
-    lo = float(np.min(x))
-    inner = [f for f in find(xw, yw, prominence) if lo <= f["x"] < lo + turn]
-    return inner
+    lo = float(np.min(x)) if start is None else float(start)
+    middle = lo + turn / 2
+    out: dict = {}
+    for f in sorted(find(xw, yw, prominence), key=lambda f: abs(f["x"] - middle)):
+        at = float(wrap([f["x"]], turn, lo)[0])
+        if at > lo + turn * (1 - 1e-9):
+            at -= turn
+        key = (f["kind"], round((at - lo) / turn, 6) % 1.0)
+        out.setdefault(key, f | {"x": at})
+    return sorted(out.values(), key=lambda f: f["x"])

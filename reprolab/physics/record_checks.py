@@ -9,6 +9,7 @@ or a computed centre is judged the same as a literal. Every check is named
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -223,14 +224,21 @@ def valid_range_check(sims: list[dict]) -> Check | None:
 
 
 def film_check(sims: list[dict]) -> Check | None:
-    """Dispersive blocks get no subpixel smoothing: both faces on grid points adds a pixel."""
+    """Dispersive blocks get no subpixel smoothing: both faces on grid points adds a pixel.
+    Only a face inside the cell and outside its absorbing layers is an interface: a
+    substrate that runs into the PML or past the cell (a half-space) has one face, and
+    a pixel more of it is no film's thickness."""
     worst = None
     for s in sims:
         for g in s.get("geometry", []):
             if not g["material"].get("dispersive") or not g.get("faces"):
                 continue
             face = min(g["faces"], key=lambda f: f["thickness"])
-            on = [abs(o) < th.FILM_ON_GRID_PX for o in face["face_offsets_px"]]
+            inside = interfaces(s, g, face)
+            on = [
+                abs(o) < th.FILM_ON_GRID_PX and i
+                for o, i in zip(face["face_offsets_px"], inside, strict=True)
+            ]
             rank = sum(on)
             if worst is None or rank > worst[0]:
                 worst = (rank, s, g, face)
@@ -247,6 +255,28 @@ def film_check(sims: list[dict]) -> Check | None:
         round(min(abs(o) for o in offs), 4),
         f"fail: both faces within {th.FILM_ON_GRID_PX:g} px of grid points, warn: one",
     )
+
+
+def interfaces(sim: dict, obj: dict, face: dict) -> list[bool]:
+    """Whether each of a block's two faces along `face`'s axis is an interface: inside
+    the cell, and not within an absorbing layer (PML or absorber) on its side."""
+    axes = sim.get("axes") or ["x", "y", "z"]
+    name = face.get("axis")
+    if name not in axes or not obj.get("size") or not sim.get("cell"):
+        return [True, True]
+    ax = "xyz".index(name) if name in "xyz" else (0 if name == "r" else 2)
+    half = (sim["cell"][ax] or 0.0) / 2
+    origin = (sim.get("geometry_center") or [0, 0, 0])[ax] or 0.0
+    centre, size = (obj["center"][ax] or 0.0) - origin, obj["size"][ax] or 0.0
+    out = []
+    for side, pos in (("low", centre - size / 2), ("high", centre + size / 2)):
+        layer = sum(
+            x["thickness"]
+            for x in sim.get("boundary_layers", [])
+            if x["axis"] == name and x["side"] == side
+        )
+        out.append(abs(pos) < half - layer - 1e-9 if half > 0 else True)
+    return out
 
 
 def normalisation_check(sims: list[dict], outputs_ratio: bool) -> Check | None:
@@ -268,11 +298,35 @@ def normalisation_check(sims: list[dict], outputs_ratio: bool) -> Check | None:
 
 
 def _sizes(g: dict) -> list[float]:
+    """The lengths an object as built has: its size, radii and diameters (a cone's
+    both), height, and a prism's extents (`prism_lengths`)."""
     out = [x for x in g.get("size") or [] if x]
-    if "radius" in g:
-        out += [g["radius"], 2 * g["radius"]]
+    for r in ("radius", "radius2"):
+        if g.get(r):
+            out += [g[r], 2 * g[r]]
     if g.get("height"):
         out.append(g["height"])
+    if g.get("vertices"):
+        out += prism_lengths(g["vertices"])
+    return out
+
+
+def prism_lengths(vertices: list[list]) -> list[float]:
+    """A polygon's lengths: its extent along each axis, each edge, and the distance
+    between each two parallel edges (the width of a waveguide drawn at any angle)."""
+    import numpy as np
+
+    v = np.array([[c or 0.0 for c in p] for p in vertices], dtype=float)
+    out = [float(x) for x in np.ptp(v, axis=0) if x > 0]
+    edges = [(v[i], v[(i + 1) % len(v)] - v[i]) for i in range(len(v))]
+    for _, d in edges:
+        out.append(float(np.linalg.norm(d)))
+    for (p, d), (q, e) in itertools.combinations(edges, 2):
+        nd, ne = np.linalg.norm(d), np.linalg.norm(e)
+        if nd and ne and np.linalg.norm(np.cross(d / nd, e / ne)) < 1e-9:
+            gap = np.linalg.norm(np.cross(q - p, d / nd))
+            if gap > 0:
+                out.append(float(gap))
     return out
 
 

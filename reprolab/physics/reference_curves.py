@@ -40,6 +40,17 @@ def agreement(data_class: str, sim_ref_class: str, paper_ref_class: str) -> dict
     }
 
 
+def on_data_range(x_ref, y_ref, x_paper) -> tuple[list[float], list[float]]:
+    """The reference curve over the x range the paper's data covers: a theory drawn
+    further than the data was digitized is judged where there is data to judge, so
+    data lying on its reference over 90 % of its range is not cut short by the rest."""
+    lo, hi = min(x_paper), max(x_paper)
+    kept = [(x, y) for x, y in zip(x_ref, y_ref, strict=True) if lo <= x <= hi]
+    if len(kept) < 2:
+        return list(x_ref), list(y_ref)  # no overlap: the coverage says so
+    return [x for x, _ in kept], [y for _, y in kept]
+
+
 def classification(classes: dict[str, str]) -> str:
     return th.worst(list(classes.values()))
 
@@ -75,6 +86,7 @@ def recheck(comparison: dict, curves: dict) -> list[str]:
                     out.append(f"{where}: no raw data to recompute from")
                     continue
                 xr, yr, xs, ys, xp, yp, axis = curves[key]
+                xr, yr = on_data_range(xr, yr, xp)
                 sim = judged(compare.compare_curve(xr, yr, xs, ys, axis))
                 both = axis | {"both_plotted": True}  # the paper's data is plotted already
                 own = judged(compare.compare_curve(xr, yr, xp, yp, both))

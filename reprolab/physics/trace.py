@@ -9,14 +9,23 @@ is one of those numbers or follows from them as a normalised spectrum does:
 - a spectrum (x a wavelength or a frequency, `column_names`): at each
   row's frequency the value is a measured spectrum F, a ratio ±F_a/F_b of two spectra
   on the same frequencies (T = flux / incident through the normalisation run, R from
-  a subtracted reflected flux), 1 − r_1 − r_2 of two such ratios (A = 1 − R − T), the
-  net flux of all monitors of one simulation (a closed box) over another spectrum, or
+  a subtracted reflected flux), 1 − r_1 − r_2 of two such ratios over the same
+  spectrum (A = 1 − R − T), the outward flux of a closed box of single-face monitors
+  read at one time (each face signed outward, whether by a FluxRegion weight of -1 or
+  in Python; several boxes on the same faces, the scattered and the total fields, each
+  its own), else the net flux of all monitors of one simulation read at one time, or
   one of these times a single constant over the whole curve (cross sections: flux
   over the incident intensity); between two monitored frequencies it may lie anywhere
   between the values at both;
 - any other x (a sweep's parameter, a mode's index): each value is one of those
   numbers at any monitored frequency, of the same point's record for a sweep, or a
-  Harminv mode's frequency, Q or decay;
+  Harminv mode's frequency, Q or decay; a wavelength or frequency column may also be
+  the frequency of a spectrum's highest or lowest value (a peak wavelength against a
+  swept radius), at the sample or at the vertex of the parabola through its
+  neighbours;
+- a value zero to machine precision against the output's largest (under
+  MACHINE_ZERO of it: a pattern's null) matches whatever formula made it, while the
+  rest of the output must still trace;
 - a field map (HDF5): each row at a DFT monitor's frequency is |F|^2 or the ratio of
   two |F|^2 of that frequency, on the recorded digest's stride, up to a constant per row
   (a normalisation by that frequency's incident intensity); or the whole map is one 2D
@@ -42,12 +51,18 @@ from reprolab.physics import column_names
 from reprolab.physics.check import Check
 from reprolab.physics.record_checks import load_record
 from reprolab.physics.record_store import RECORD_FILE, record_home
+from reprolab.run_files import table_rows
 
 NOT_TRACEABLE = "output not traceable to the simulation"
 REL_TOL = 1e-6
 GRID_REL = 1e-5  # a row's frequency on a monitored one (x printed to 6+ digits)
 MAX_ROWS = 200_000
 MAX_SPECTRA = 24  # per simulation set: beyond, ratios of every pair grow too many
+MAX_EXTREMA_SPECTRA = 2000  # derived spectra whose peak and dip a swept output may report
+# A value this small against the output's largest is zero to machine precision (a null of
+# a radiation pattern, P ~ 1e-36 beside 1e-20): the sum that made it cancelled, and any
+# formula of the measured values gives it; it carries nothing to trace.
+MACHINE_ZERO = 1e-12
 
 
 def simulates(design: dict | None) -> bool:
@@ -123,45 +138,113 @@ def _record_groups(workdir: Path) -> list[list[dict]]:
     return groups
 
 
-def _spectra(sims: list[dict]) -> list[tuple[np.ndarray, np.ndarray]]:
-    """(frequencies, values) of every measured spectrum, and each simulation's net flux
-    through all its flux monitors read at one time."""
-    out = []
-    for s in sims:
+def _spectra(sims: list[dict]) -> list[tuple[np.ndarray, np.ndarray, int]]:
+    """(frequencies, values, simulation) of every measured spectrum, and per simulation
+    and reading time: the net flux of all its flux monitors (faces whose signs the
+    FluxRegion weights applied) and the outward flux of each closed box its faces form
+    (`box_fluxes`: signs applied however the script applied them). Boxes and sums come
+    first: they are what a cross section is made of."""
+    sums, raw = [], []
+    for si, s in enumerate(sims):
         by_time: dict = {}
         for m in s.get("measured", []):
             if m["kind"] in ("flux", "ldos") and m.get("freqs"):
-                out.append((_arr(m["freqs"]), _arr(m["values"])))
+                raw.append((_arr(m["freqs"]), _arr(m["values"]), si))
                 if m["kind"] == "flux":
-                    by_time.setdefault(m.get("sim_time"), []).append(out[-1])
+                    by_time.setdefault(m.get("sim_time"), {})[m["monitor"]] = raw[-1][:2]
             elif m["kind"] == "mode_coefficients" and m.get("freqs"):
                 a = np.asarray(m["alpha_abs2"], dtype=float)
                 if a.ndim == 3 and a.shape[1] == len(m["freqs"]):
                     for b, d in itertools.product(range(a.shape[0]), range(a.shape[2])):
-                        out.append((_arr(m["freqs"]), a[b, :, d]))
+                        raw.append((_arr(m["freqs"]), a[b, :, d], si))
         for same in by_time.values():
-            if len(same) > 1 and all(len(f) == len(same[0][0]) for f, _ in same):
-                out.append((same[0][0], sum(v for _, v in same)))
-    return out[:MAX_SPECTRA]
+            spectra = list(same.values())
+            if len(spectra) > 1 and all(len(f) == len(spectra[0][0]) for f, _ in spectra):
+                boxes = box_fluxes(s, same)
+                sums += [(f, v, si) for f, v in boxes]
+                if not boxes:  # faces whose weights signed them, in no box recognised
+                    sums.append((spectra[0][0], sum(v for _, v in spectra), si))
+    return (sums + raw)[:MAX_SPECTRA]
+
+
+def box_fluxes(sim: dict, readings: dict) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The outward flux of each closed box that single-face flux monitors read at one
+    time form (two faces normal to each axis; in cylindrical coordinates the axis r = 0
+    closes the box's inner side): each face's reading times its outward sign over its
+    FluxRegion weight's sign, so a box is the same whether the script put weight=-1 on
+    its lower faces or applied the signs in Python. Several boxes on the same faces
+    (the scattered and the total fields) pair their faces in the order they were added."""
+    cyl = bool(sim.get("cylindrical"))
+    axes = [0, 2] if cyl else list(range(int(sim.get("dimensions") or 3)))
+    monitors = sim.get("monitors", [])
+    planes: dict = {}  # (normal axis, the other axes' extents) -> [(position, monitor, sign)]
+    for k in sorted(readings):
+        regions = monitors[k].get("regions", []) if k < len(monitors) else []
+        if len(regions) != 1:
+            continue
+        c = [regions[0]["center"][a] or 0.0 for a in axes]
+        z = [regions[0]["size"][a] or 0.0 for a in axes]
+        flat = [i for i, v in enumerate(z) if v == 0]
+        if len(flat) != 1:
+            continue
+        i = flat[0]
+        span = tuple(
+            (round(c[j] - z[j] / 2, 6), round(c[j] + z[j] / 2, 6))
+            for j in range(len(axes))
+            if j != i
+        )
+        weight = regions[0].get("weight") or 1.0
+        planes.setdefault((i, span), []).append((round(c[i], 6), k, -1.0 if weight < 0 else 1.0))
+    boxes: dict = {}  # box extents -> {(axis, side): [(monitor, outward sign)]}
+    for (i, span), found in planes.items():
+        at = sorted({p for p, _, _ in found})
+        if len(at) == 1 and cyl and i == 0 and at[0] > 0:
+            at = [0.0, at[0]]  # the r face alone: the box reaches the axis
+        if len(at) != 2:
+            continue
+        extents = list(span)
+        extents.insert(i, (at[0], at[1]))
+        sides = boxes.setdefault(tuple(extents), {})
+        for p, k, w in found:
+            side = "hi" if p == at[1] else "lo"
+            sides.setdefault((i, side), []).append((k, w * (1.0 if side == "hi" else -1.0)))
+    needed = [(i, side) for i in range(len(axes)) for side in ("lo", "hi")]
+    if cyl:
+        needed.remove((0, "lo"))
+    out = []
+    for sides in boxes.values():
+        copies = {len(sides.get(n, [])) for n in needed}
+        if len(copies) != 1 or 0 in copies:
+            continue
+        for copy in range(copies.pop()):
+            faces = [sides[n][copy] for n in needed]
+            total = sum(sign * readings[k][1] for k, sign in faces)
+            out.append((readings[faces[0][0]][0], total))
+    return out
 
 
 def _arr(values) -> np.ndarray:
     return np.array([np.nan if v is None else v for v in values], dtype=float)
 
 
-def _derived(spectra) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Measured spectra, their ratios ±a/b and 1 − r1 − r2 (on identical frequencies)."""
-    out = list(spectra)
+def _derived(spectra):
+    """Measured spectra, their ratios ±a/b and 1 − r1 − r2 (on identical frequencies;
+    both ratios over the same spectrum of another simulation: R and T over the incident
+    run's flux)."""
     ratios = []
     with np.errstate(divide="ignore", invalid="ignore"):
-        for (fa, a), (fb, b) in itertools.permutations(spectra, 2):
+        for fa, a, _ in spectra:
+            yield fa, a
+        pairs = itertools.permutations(enumerate(spectra), 2)
+        for (_, (fa, a, sa)), (ib, (fb, b, sb)) in pairs:
             if len(fa) == len(fb) and np.allclose(fa, fb, rtol=1e-9):
-                ratios += [(fa, a / b), (fa, -a / b)]
-        out += ratios
-        for (fa, a), (fb, b) in itertools.combinations(ratios, 2):
-            if len(fa) == len(fb) and np.allclose(fa, fb, rtol=1e-9):
-                out.append((fa, 1 - a - b))
-    return out
+                yield fa, a / b
+                yield fa, -a / b
+                if sa != sb:
+                    ratios += [(fa, a / b, ib), (fa, -a / b, ib)]
+        for (fa, a, da), (_, b, db) in itertools.combinations(ratios, 2):
+            if da == db:
+                yield fa, 1 - a - b
 
 
 def _precision(texts: list[str]) -> np.ndarray:
@@ -188,6 +271,7 @@ def _read_columns(path: Path, x: str, y: str):
         rows = list(itertools.islice(csv.reader(fh), MAX_ROWS + 2))
     if len(rows) > MAX_ROWS + 1:
         raise ValueError(f"{path.name} has over {MAX_ROWS} rows")
+    rows = table_rows(rows)
     header = [h.strip() for h in rows[0]]
     ix, iy = header.index(x), header.index(y)
     body = [r for r in rows[1:] if len(r) > max(ix, iy)]
@@ -211,7 +295,14 @@ def _trace_csv(path: Path, fo: dict, groups, design: dict, digitized) -> tuple[b
         grid = max(GRID_REL, 1.01 * x_rel)  # a frequency read from a rounded x
         matched, how = _spectral(np.array(freqs), ys, tol, _derived(_spectra(groups[0])), grid)
     else:
-        matched, how = _values(ys, tol, groups)
+        as_freqs = column_names.frequencies(
+            fo["y_column"], list(ys), design.get("unit_length_um", 1.0)
+        )
+        matched, how = _values(ys, tol, groups, as_freqs)
+    zero = np.abs(ys) <= MACHINE_ZERO * float(np.abs(ys).max())
+    if zero.any() and not zero.all() and not matched[zero].all():
+        matched |= zero
+        how += f"; {int(zero.sum())} zero to machine precision"
     n = int(matched.sum())
     if n == len(ys):
         return True, f"all {n} values of {fo['y_column']} traced to the monitors ({how})", n
@@ -286,10 +377,13 @@ def _bracket(fs, vs, freqs, grid: float):
     return np.where(on, vs[near], lo), np.where(on, vs[near], hi)
 
 
-def _values(ys, tol, groups) -> tuple[np.ndarray, str]:
-    """Each value one of the measured numbers (of its own point where one row per point)."""
-    pools = []
+def _values(ys, tol, groups, as_freqs=None) -> tuple[np.ndarray, str]:
+    """Each value one of the measured numbers (of its own point where one row per point);
+    a wavelength or frequency column (`as_freqs`, c/a) may also give the frequency of a
+    spectrum's peak or dip (`_extremum_freqs`)."""
+    pools, peaks = [], []
     for sims in groups:
+        peaks.append(_extremum_freqs(sims) if as_freqs is not None else np.array([]))
         vals = [v for _, s in _derived(_spectra(sims)) for v in s]
         for s in sims:
             vals += [v for m in s.get("measured", []) if m["kind"] == "farfield" for v in m["abs2"]]
@@ -303,7 +397,38 @@ def _values(ys, tol, groups) -> tuple[np.ndarray, str]:
     for k, y in enumerate(ys):
         pool = pools[k] if per_point else np.concatenate(pools)
         hit[k] = bool(len(pool)) and bool(np.any(np.abs(pool - y) <= tol[k]))
+        if not hit[k] and as_freqs is not None and np.isfinite(as_freqs[k]) and y:
+            at = peaks[k] if per_point else np.concatenate(peaks)
+            f_tol = abs(as_freqs[k]) * tol[k] / abs(y)  # the written precision, relative
+            hit[k] = bool(np.any(np.abs(at - as_freqs[k]) <= f_tol))
     return hit, "per sweep point" if per_point else "a measured value"
+
+
+def _extremum_freqs(sims: list[dict]) -> np.ndarray:
+    """The frequencies of each measured or derived spectrum's highest and lowest value:
+    the sample there and the vertex of the parabola through it and its neighbours (a
+    peak wavelength reported against a swept parameter, read either way)."""
+    out = []
+    for f, v in itertools.islice(_derived(_spectra(sims)), MAX_EXTREMA_SPECTRA):
+        ok = np.isfinite(v)
+        f, v = f[ok], v[ok]
+        if len(f) < 3:
+            continue
+        order = np.argsort(f)
+        f, v = f[order], v[order]
+        for i in (int(np.argmax(v)), int(np.argmin(v))):
+            out.append(f[i])
+            if 0 < i < len(f) - 1:
+                out.append(_vertex(f[i - 1 : i + 2], v[i - 1 : i + 2]))
+    return np.array([x for x in out if np.isfinite(x)])
+
+
+def _vertex(f: np.ndarray, v: np.ndarray) -> float:
+    """The abscissa of the parabola's vertex through three points."""
+    d = (f[0] - f[1]) * (f[0] - f[2]) * (f[1] - f[2])
+    a = (f[2] * (v[1] - v[0]) + f[1] * (v[0] - v[2]) + f[0] * (v[2] - v[1])) / d
+    b = (f[2] ** 2 * (v[0] - v[1]) + f[1] ** 2 * (v[2] - v[0]) + f[0] ** 2 * (v[1] - v[2])) / d
+    return float(-b / (2 * a)) if a else float(f[1])
 
 
 def _trace_map(path: Path, fo: dict, groups, design: dict) -> tuple[bool, str, int]:

@@ -15,7 +15,9 @@ def compare_with_references(paper, fo, xs, ys, entry: dict) -> list[dict]:
     out = []
     xp, yp = paper.curve_data(fo.figure_id, fo.curve_id, fo.x_column)
     for ref in figure.references_of(fo.curve_id):
-        xr, yr = paper.curve_data(fo.figure_id, ref.curve_id, fo.x_column)
+        xr, yr = reference_curves.on_data_range(
+            *paper.curve_data(fo.figure_id, ref.curve_id, fo.x_column), xp
+        )
         axis = positions.axis_context(figure, ref.curve_id, fo.x_column)
         sim_ref = reference_curves.judged(compare.compare_curve(xr, yr, xs, ys, axis))
         paper_ref = reference_curves.judged(
