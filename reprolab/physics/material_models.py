@@ -22,6 +22,8 @@ import numpy as np
 
 from reprolab.errors import InputFileError
 
+# Where a material model's parameters come from (errors name it).
+PLAN_FIELD = "plan.json planned_materials"
 # h c in eV µm: a photon of E eV has a wavelength of HC_EV_UM / E µm.
 HC_EV_UM = 1.239841984
 # A fit stops adding terms once both of its largest errors are under this.
@@ -32,7 +34,7 @@ FIT_SAMPLES = 80
 
 def constant_index(n: float) -> dict:
     if not n or n <= 0:
-        raise InputFileError(f"constant_index needs a positive index, got {n!r}")
+        raise InputFileError(PLAN_FIELD, f"constant_index needs a positive index, got {n!r}")
     return _model(n * n, [], 1.0, 0.0, 0.0, "constant index")
 
 
@@ -51,13 +53,15 @@ def lorentz_oscillator(
     multiplies f, not w: gamma_w w = 2 pi gamma_f f . 2 pi f), sigma = f."""
     if (strength is None) == (plasma_energy_ev is None):
         raise InputFileError(
+            PLAN_FIELD,
             "a Lorentz oscillator needs exactly one of `strength` (f, dimensionless) or "
-            "`plasma_energy_ev` (hbar wp)"
+            "`plasma_energy_ev` (hbar wp)",
         )
     if energy_ev <= 0 or gamma_ev < 0:
         raise InputFileError(
+            PLAN_FIELD,
             f"a Lorentz oscillator needs energy_ev > 0 and gamma_ev >= 0, got "
-            f"{energy_ev!r} and {gamma_ev!r}"
+            f"{energy_ev!r} and {gamma_ev!r}",
         )
     sigma = strength if strength is not None else (plasma_energy_ev / energy_ev) ** 2
     term = {
@@ -138,8 +142,9 @@ def fit_drude_lorentz(
     lo, hi = sorted(band_um)
     if lo < wl[0] * (1 - 1e-9) or hi > wl[-1] * (1 + 1e-9):
         raise InputFileError(
+            PLAN_FIELD,
             f"band {lo:g}-{hi:g} µm is outside the data's range {wl[0]:g}-{wl[-1]:g} µm "
-            f"({source or 'tabulated n, k'}): choose a band inside it or another source"
+            f"({source or 'tabulated n, k'}): choose a band inside it or another source",
         )
     grid = np.geomspace(lo, hi, FIT_SAMPLES)
     ng, kg = np.interp(grid, wl, n), np.interp(grid, wl, k)
@@ -186,7 +191,7 @@ def fit_drude_lorentz(
         if best is not None and best[0] < FIT_TARGET_ERROR:
             break
     if best is None:
-        raise InputFileError(f"no Drude-Lorentz terms fit the data ({source})")
+        raise InputFileError(PLAN_FIELD, f"no Drude-Lorentz terms fit the data ({source})")
     fitted = best[1]
     model = _model(fitted["eps_inf"], fitted["terms"], 1.0, 0.0, 0.0, "Drude-Lorentz fit")
     inside = (wl >= lo * (1 - 1e-9)) & (wl <= hi * (1 + 1e-9))
