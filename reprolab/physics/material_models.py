@@ -134,8 +134,6 @@ def fit_drude_lorentz(
     at every frequency). Terms are added one by one (a non-negative least-squares pick
     from a dictionary of candidate poles, then a bounded nonlinear refinement of all)
     until both errors are under FIT_TARGET_ERROR or `max_terms` is reached."""
-    from scipy.optimize import least_squares, nnls
-
     wl, n, k = (np.asarray(x, dtype=float) for x in (wavelength_um, n, k))
     order = np.argsort(wl)
     wl, n, k = wl[order], n[order], k[order]
@@ -148,10 +146,29 @@ def fit_drude_lorentz(
         )
     grid = np.geomspace(lo, hi, FIT_SAMPLES)
     ng, kg = np.interp(grid, wl, n), np.interp(grid, wl, k)
-    target = (ng + 1j * kg) ** 2
     f = 1 / grid
-    weight = 1 / (2 * np.abs(ng + 1j * kg))  # an error in eps is about 2 N dN
 
+    best = _fit_terms(f, ng, kg, max_terms)
+    if best is None:
+        raise InputFileError(PLAN_FIELD, f"no Drude-Lorentz terms fit the data ({source})")
+    fitted = best[1]
+    model = _model(fitted["eps_inf"], fitted["terms"], 1.0, 0.0, 0.0, "Drude-Lorentz fit")
+    inside = (wl >= lo * (1 - 1e-9)) & (wl <= hi * (1 + 1e-9))
+    pts_wl = np.concatenate([grid, wl[inside]])
+    pts_n = np.concatenate([ng, n[inside]])
+    pts_k = np.concatenate([kg, k[inside]])
+    dn, dk = index_error(model, pts_wl, pts_n, pts_k)
+    model["tolerance"] = {"n": dn, "k": dk}
+    model["fit"] = {"band_um": [lo, hi], "max_dn": dn, "max_dk": dk, "source": source}
+    return model
+
+
+def _fit_terms(f, ng, kg, max_terms: int):
+    """(largest error, model) of the best fit with up to `max_terms` terms."""
+    from scipy.optimize import least_squares, nnls
+
+    target = (ng + 1j * kg) ** 2
+    weight = 1 / (2 * np.abs(ng + 1j * kg))  # an error in eps is about 2 N dN
     cands = _candidates(f.min(), f.max())
     cols = np.array([term_chi({**t, "sigma": 1.0}, f) for t in cands]).T
     cols = np.hstack([np.ones((len(f), 1)), cols])  # eps_inf - 1 >= 0 is a column too
@@ -190,18 +207,7 @@ def fit_drude_lorentz(
                 best = found if best is None or found[0] < best[0] else best
         if best is not None and best[0] < FIT_TARGET_ERROR:
             break
-    if best is None:
-        raise InputFileError(PLAN_FIELD, f"no Drude-Lorentz terms fit the data ({source})")
-    fitted = best[1]
-    model = _model(fitted["eps_inf"], fitted["terms"], 1.0, 0.0, 0.0, "Drude-Lorentz fit")
-    inside = (wl >= lo * (1 - 1e-9)) & (wl <= hi * (1 + 1e-9))
-    pts_wl = np.concatenate([grid, wl[inside]])
-    pts_n = np.concatenate([ng, n[inside]])
-    pts_k = np.concatenate([kg, k[inside]])
-    dn, dk = index_error(model, pts_wl, pts_n, pts_k)
-    model["tolerance"] = {"n": dn, "k": dk}
-    model["fit"] = {"band_um": [lo, hi], "max_dn": dn, "max_dk": dk, "source": source}
-    return model
+    return best
 
 
 def _candidates(f_lo: float, f_hi: float) -> list[dict]:

@@ -21,7 +21,6 @@ from pathlib import Path
 from reprolab.artifacts import load_result
 from reprolab.fileio import atomic_write_json, read_json, sha256_file
 from reprolab.physics import convergence as conv_mod
-from reprolab.physics import material_checks
 from reprolab.physics import thresholds as th
 from reprolab.physics.lint import PML_SCALE_ENV, RESOLUTION_SCALE_ENV
 from reprolab.physics.record_checks import load_record
@@ -74,7 +73,9 @@ def variants_needed(
             else "a resonance stage (Harminv ran) without PML (Bloch or closed cell): "
             "resolution is varied"
         )
-    if material_checks.plasmonic(sims):  # a plasmon resonance hangs on a few pixels
+    from reprolab.physics.material_checks import plasmonic  # numpy: only when judged
+
+    if plasmonic(sims):  # a plasmon resonance hangs on a few pixels
         why.append("a metal nanostructure (a plasmon resonance): resolution is varied")
     if any(s.get("ldos") for s in sims):  # an emitter's LDOS hangs on its few pixels
         why.append("an LDOS stage (dft_ldos ran): resolution is varied")

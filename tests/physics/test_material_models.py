@@ -117,3 +117,17 @@ def test_approved_model_refuses_what_it_cannot_build():
     assert ml.approved_model({"material_id": "s", "model": "constant_index", "index": 1.45})[
         "eps_inf"
     ] == pytest.approx(1.45**2)
+
+
+def test_a_plan_names_what_a_material_model_lacks():
+    ok = {
+        "material_id": "au",
+        "model": "library",
+        "library_id": "au_johnson",
+        "band_um": [0.5, 0.9],
+    }
+    assert ml.plan_problems(ok) == []
+    assert "is not one of" in ml.plan_problems({**ok, "library_id": "gold"})[0]
+    assert "outside au_johnson's data" in ml.plan_problems({**ok, "band_um": [0.1, 0.9]})[0]
+    assert "band_um" in ml.plan_problems({**ok, "band_um": None})[0]
+    assert "oscillator" in ml.plan_problems({"material_id": "d", "model": "lorentz_oscillator"})[0]
