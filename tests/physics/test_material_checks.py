@@ -114,3 +114,15 @@ def test_films_and_smoothed_dielectrics_are_not_nanostructures():
     assert mc.nanostructure_pixels_check([sim([silicon])]) is None
     dispersive_si = disk(0.04, material=medium(mm.constant_index(3.5), n_max=3.5, dispersive=True))
     assert mc.nanostructure_pixels_check([sim([dispersive_si])]).status == "fail"
+
+
+def test_a_metal_nanostructure_always_gets_a_resolution_rerun():
+    from reprolab.steps.convergence import variants_needed
+
+    checks = {"checks": [{"name": "built:resolution_ppw", "value": 40.0, "status": "pass"}]}
+    wanted, why = variants_needed("auto", checks, [sim([disk(0.04)], res=400.0)])
+    assert wanted == ["resolution_2x"] and "metal nanostructure" in why
+    film = {"kind": "Block", "center": [0, 0, 0], "size": [None, None, 0.04]}
+    film["material"] = medium(AG, negative_eps=True, dispersive=True)
+    wanted, _ = variants_needed("auto", checks, [sim([film], dims=1, cell=(0, 0, 2.0))])
+    assert wanted == []
