@@ -11,15 +11,41 @@ from agents.common import AgentModel, Assumption, Question, StageId, StageType
 AGENT = "planner"
 
 
+class LorentzOscillator(AgentModel):
+    """A dye's or an exciton's resonance as the paper states it: eps(w) = background_eps
+    + f w0^2 / (w0^2 - w^2 - i gamma w), with f = `strength`, or with `plasma_energy_ev`
+    (hbar wp) the numerator wp^2."""
+
+    background_eps: Annotated[float, Field(gt=0)]
+    """The background permittivity eps_b (eps_inf) the paper states."""
+    energy_ev: Annotated[float, Field(gt=0)]
+    """The resonance energy hbar w0 in eV."""
+    gamma_ev: Annotated[float, Field(ge=0)]
+    """The damping hbar gamma (full width) in eV."""
+    strength: Annotated[float, Field(ge=0)] | None = None
+    """The dimensionless oscillator strength f (or give plasma_energy_ev)."""
+    plasma_energy_ev: Annotated[float, Field(ge=0)] | None = None
+    """hbar wp in eV, when the paper writes wp^2 as the numerator (or give strength)."""
+
+
 class PlannedMaterial(AgentModel):
     material_id: str = Field(pattern=r"^[a-z0-9_]+$")
     """Identifier used by designs and code, e.g. `fused_silica`."""
     name: str
     """Human-readable name."""
     model: str
-    """How it is modelled: a `meep.materials` name (e.g. `fused_quartz`) or `constant_index`."""
+    """How it is modelled: a `meep.materials` name (e.g. `fused_quartz`), `constant_index`,
+    `library` (tabulated n, k of the materials library, fitted over `band_um`) or
+    `lorentz_oscillator` (the paper's own oscillator parameters)."""
     index: float | None = None
     """Refractive index, for `constant_index` materials only."""
+    library_id: str | None = None
+    """For `library` only: the entry of materials/library.yaml (e.g. `au_johnson`)."""
+    band_um: list[float] | None = None
+    """For `library` only: [shortest, longest] vacuum wavelength in µm the paper's
+    simulations cover; the Drude-Lorentz fit is made over it."""
+    oscillator: LorentzOscillator | None = None
+    """For `lorentz_oscillator` only: the parameters the paper states."""
     source: str
     """Where the optical data comes from (database or the paper's statement)."""
 

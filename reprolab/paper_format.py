@@ -35,7 +35,15 @@ LABELS = ("m", "band", "parity", "k", "polarization", "order")
 POLARIZATIONS = ("TE", "TM", "TE-like", "TM-like")
 # Key-value kinds read off a table or a band diagram rather than off a curve.
 MODE_KINDS = ("mode_frequency", "quality_factor", "gap_lower", "gap_upper", "gap_midgap_ratio")
-CURVE_KINDS = ("y_at_x", "x_of_max", "x_of_min", "max_y", "min_y")
+CURVE_KINDS = (
+    "y_at_x",
+    "x_of_max",
+    "x_of_min",
+    "max_y",
+    "min_y",
+    "x_splitting_of_max",
+    "x_splitting_of_min",
+)
 
 
 class Strict(BaseModel):
@@ -407,7 +415,8 @@ class KeyValue(Strict):
     kind: Literal[(*CURVE_KINDS, *MODE_KINDS, "other")] = Field(  # type: ignore[valid-type]
         "other",
         description="How code reads it off the reproduction: off a curve, y at `x`, the x "
-        "of the maximum or minimum, the maximum or minimum y; off a table or a band "
+        "of the maximum or minimum, the maximum or minimum y, the distance in x between "
+        "its two most prominent peaks or dips (a Rabi splitting); off a table or a band "
         "diagram, a mode's frequency or Q, a gap's edges or its gap-midgap ratio; `other` "
         "is compared by the analyst only.",
     )

@@ -255,7 +255,11 @@ def _curve_problems(
 
 def _curve_unit(where: str, kv: KeyValue, fig: Figure, unit_length_m: float | None) -> list[str]:
     """The value is compared in its axis's unit: it must be stated in it."""
-    if kv.kind in ("x_of_max", "x_of_min"):
+    if kv.kind.startswith("x_splitting_of_"):
+        axis = fig.x_axis  # a splitting may be stated in any photon unit: converted
+        if axis.quantity in units.PHOTON and units.photon_quantity(kv.unit):
+            return []
+    if kv.kind.startswith("x_"):
         axis, what = fig.x_axis, "x_axis"
     else:
         right = fig.curve_axis(kv.curve) == "right"

@@ -64,6 +64,12 @@ MEEP_UNITS = {"c/a", "meep"}
 UNIT_LENGTH_HINT = "state the paper's length a as `unit_length: {value: 500, unit: nm}`"
 
 
+def photon_quantity(unit: str) -> str | None:
+    """The photon quantity (wavelength, frequency, energy, wavenumber) `unit` measures,
+    or None (a unit of two, `a`, is a wavelength's)."""
+    return next((q for q in PHOTON if unit in UNITS[q]), None)
+
+
 class UnitError(ValueError):
     """A unit that is not one of its quantity's, or a conversion that has no meaning."""
 

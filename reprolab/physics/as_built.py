@@ -559,6 +559,7 @@ def material(mp, m, band) -> dict:
             for x in sus
             if hasattr(x, "frequency")
         ],
+        **built_model(m),
     }
     eps = [float(x) for x in _vec(m.epsilon_diag) if x is not None]
     mu = [float(x) for x in _vec(m.mu_diag) if x is not None]
@@ -579,6 +580,45 @@ def material(mp, m, band) -> dict:
     else:
         info["n_max"] = n_static
     return info
+
+
+def built_model(m) -> dict:
+    """Every term Meep builds, in Meep's units (c/a): the instantaneous permittivity,
+    the D conductivity and each electric susceptibility's sigma, frequency and gamma
+    (`model`, the form `reprolab.physics.material_models` evaluates); `anisotropic`
+    when a diagonal is not uniform or off-diagonals are set (the model is then its
+    x entry)."""
+    diag = [float(x) for x in _vec(m.epsilon_diag) if x is not None]
+    offdiag = [
+        abs(complex(x)) for x in (m.epsilon_offdiag.x, m.epsilon_offdiag.y, m.epsilon_offdiag.z)
+    ]
+    terms, aniso = [], len(set(diag)) > 1 or any(offdiag)
+    for x in m.E_susceptibilities or []:
+        if not hasattr(x, "frequency"):
+            terms.append({"kind": type(x).__name__, "unsupported": True})
+            continue
+        # not `_vec`: a Drude term's sigma may be huge (meep.materials' f0 = 1e-10)
+        sig = [float(x.sigma_diag.x), float(x.sigma_diag.y), float(x.sigma_diag.z)]
+        aniso = aniso or len(set(sig)) > 1
+        terms.append(
+            {
+                "kind": "drude" if type(x).__name__.startswith("Drude") else "lorentzian",
+                "frequency": float(x.frequency),
+                "gamma": float(x.gamma),
+                "sigma": sig[0] if sig else 0.0,
+            }
+        )
+    cond = [float(v) for v in _vec(m.D_conductivity_diag) if v is not None]
+    return {
+        "model": {
+            "eps_inf": diag[0] if diag else 1.0,
+            "terms": terms,
+            "conductivity": cond[0] if cond else 0.0,
+            "magnetic": bool(m.H_susceptibilities)
+            or any(float(v) != 1.0 for v in _vec(m.mu_diag) if v is not None),
+        },
+        "anisotropic": aniso,
+    }
 
 
 def _samples(band) -> list[float]:

@@ -375,15 +375,15 @@ def run_checks(
     design: dict | None = None,
     static: list[Check] | None = None,
     paper: dict | None = None,
+    approved_materials: list[dict] | None = None,
 ) -> dict:
     """All run-time checks of one stage's run; `static` are the lint's findings on the
     design and code, recorded alongside so that checks.json holds every number.
-
     `design` (the SimulationDesign as a dict) enables the source-band check; its optional
     `symmetric_outputs` ([[column_a, column_b], ...]) declares mirror-symmetric outputs.
     `paper` ({(figure_id, curve_id): (x, y)}, the digitized curves in the outputs' x
-    units) lets the trace tell an output that repeats the paper's data.
-    """
+    units) lets the trace tell an output that repeats the paper's data; built media are
+    compared with `approved_materials` (validated_materials.json's)."""
     checks: list[Check] = list(static or [])
     code = record["exit_code"]
     if record.get("timed_out"):
@@ -419,7 +419,7 @@ def run_checks(
             checks.append(Check(f"output_present:{name}", "pass", f"{info['bytes']} bytes"))
 
     checks.extend(unsafe_file_checks(workdir, list(expected_outputs)))
-    checks, lossless = _with_record(checks, workdir, design, lossless)
+    checks, lossless = _with_record(checks, workdir, design, lossless, approved_materials)
     checks.extend(_traced(workdir, design, paper))
     conservation = (design or {}).get("conservation")
     symmetric_pairs = (design or {}).get("symmetric_outputs", [])
@@ -456,9 +456,14 @@ def _csv_checks(path: Path, cols, lossless: bool, design, conservation, pairs) -
 
 
 def _with_record(
-    checks: list[Check], workdir: Path, design: dict | None, lossless: bool
+    checks: list[Check],
+    workdir: Path,
+    design: dict | None,
+    lossless: bool,
+    approved: list[dict] | None = None,
 ) -> tuple[list[Check], bool]:
     """The run-time record's checks (as_built.json); what Meep built decides loss."""
+    from reprolab.physics import material_checks as mc
     from reprolab.physics import record_checks as rc
 
     built = rc.load_record(workdir)
@@ -468,6 +473,15 @@ def _with_record(
         missing = record_missing_check(design)
         return checks + ([missing] if missing else []), lossless
     judged = rc.record_checks(built, design)
+    unit = (design or {}).get("unit_length_um")
+    judged += [
+        c
+        for c in (
+            mc.materials_as_approved_check(built, approved, unit),
+            mc.nanostructure_pixels_check(built),
+        )
+        if c is not None
+    ]
     return rc.defer_static(checks, judged) + judged, rc.lossless(built)
 
 

@@ -351,11 +351,44 @@ def key_value(kv: dict, x_sim, y_sim) -> dict:
         sim = refine_vertex(xs, ys, i) if 0 < i < len(xs) - 1 else float(xs[i])
     elif kind in ("max_y", "min_y"):
         sim = float(np.max(ys) if kind == "max_y" else np.min(ys))
+    elif kind in SPLITTING_KINDS:
+        return _splitting_value(kv, xs, ys)
     else:
         return {**kv, "sim": None, "rel_error": None, "class": None}
     value = kv["value"]
     rel = abs(sim - value) / abs(value) if value else abs(sim - value)
     return {**kv, "sim": sim, "rel_error": rel, "class": th.classify_value(th.KEY_VALUE, rel)}
+
+
+# A splitting read off one curve: the distance between its two most prominent peaks
+# (dips), in the key value's unit (a Rabi splitting in meV off a spectrum in nm).
+SPLITTING_KINDS = ("x_splitting_of_max", "x_splitting_of_min")
+
+
+def _splitting_value(kv: dict, xs, ys) -> dict:
+    """The two most prominent peaks (dips) of the curve, each refined to its parabolic
+    vertex and converted from the figure's x unit to the value's (through c and h
+    between photon quantities): their distance, classified as a splitting (relative to
+    itself: `thresholds.SPLITTING`)."""
+    import numpy as np
+    from scipy.signal import find_peaks
+
+    sign = 1.0 if kv["kind"] == "x_splitting_of_max" else -1.0
+    idx, props = find_peaks(sign * ys, prominence=0)
+    if len(idx) < 2:
+        what = "peaks" if sign > 0 else "dips"
+        note = f"the reproduced curve has {len(idx)} {what}: no splitting to read"
+        return {**kv, "sim": None, "rel_error": math.nan, "class": "FAILURE", "note": note}
+    top = sorted(idx[np.argsort(props["prominences"])[-2:]])
+    at = [refine_vertex(xs, sign * ys, i) for i in top]
+    axis = tuple(kv["x_axis"]) if kv.get("x_axis") else None
+    dst = (units.photon_quantity(kv["unit"]) or (axis[0] if axis else ""), kv["unit"])
+    if axis and axis != dst and axis[0] in units.PHOTON and dst[0] in units.PHOTON:
+        at = units.convert(at, axis, dst, kv.get("unit_length_m"))
+    sim = abs(at[1] - at[0])
+    value = kv["value"]
+    rel = abs(sim - value) / abs(value) if value else abs(sim - value)
+    return {**kv, "sim": sim, "rel_error": rel, "class": th.classify_value(th.SPLITTING, rel)}
 
 
 def classify_curve(result: dict) -> dict[str, str]:

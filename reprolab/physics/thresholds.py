@@ -209,6 +209,20 @@ PML_MIN_PIXELS = 5.0
 PML_MIN_WAVELENGTHS = 0.5
 # Thin dispersive (metal) layers: warn under this many pixels across the layer.
 THIN_LAYER_MIN_PIXELS = 10.0
+# Metal and dispersive high-index nanostructures (built:nanostructure_pixels): pixels
+# across the smallest feature or gap. 2D meep.materials.Ag cylinders (absorption peak,
+# parabolic vertex, 0.29-0.78 µm): 40 nm across at 4 / 8 / 16 pixels peaks at 0.4115 /
+# 0.3527 / 0.3501 µm (4 pixels: 17 % off; 8 to 16: 0.74 %); 80 nm at 8 and 16 pixels
+# 0.3525 and 0.3482 µm (1.2 %); 160 nm at 16 and 32 pixels 0.3540 and 0.3529 µm (0.3 %).
+# So fail under 8 pixels, warn under 16 (8 pixels leave the resonance about 1 % off, over
+# the 0.5 % a converged position may move).
+NANO_FEATURE_PIXELS = CheckLimit(fail=8.0, warn=16.0)
+# Pixels across a metal's least skin depth lambda / (4 pi k) over the monitored band:
+# 1.3 at 100 px/µm, where the 160 nm cylinder (16 pixels across) moved 0.3 % at 2x; no
+# run isolates it from the feature yet: a warn under that, a fail under half of it.
+SKIN_DEPTH_PIXELS = CheckLimit(fail=0.6, warn=1.2)
+# A dispersive medium at least this dense counts as high-index for that rule.
+HIGH_INDEX = 2.5
 # A film face closer than this (pixels) to a grid point counts as on it.
 FILM_ON_GRID_PX = 0.01
 # Reported frequencies must lie within fcen ± factor·fwidth (fail beyond 0.6, warn 0.5).

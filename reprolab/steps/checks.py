@@ -33,6 +33,7 @@ def checks_for(
         design=design_art.output_json(),
         static=static_findings(design, mats, code.code, run),
         paper=paper_curves(run, design),
+        approved_materials=[m for m in mats if m.get("approved_model")],
     )
 
 

@@ -73,6 +73,10 @@ def variants_needed(
             else "a resonance stage (Harminv ran) without PML (Bloch or closed cell): "
             "resolution is varied"
         )
+    from reprolab.physics.material_checks import plasmonic  # numpy: only when judged
+
+    if plasmonic(sims):  # a plasmon resonance hangs on a few pixels
+        why.append("a metal nanostructure (a plasmon resonance): resolution is varied")
     if any(s.get("ldos") for s in sims):  # an emitter's LDOS hangs on its few pixels
         why.append("an LDOS stage (dft_ldos ran): resolution is varied")
     if pol == "off" or not why:

@@ -101,6 +101,8 @@ def adaptation_log(paper_id: str, applied: list, refused: list, flags: list) -> 
 
 def plan_problems(plan: PlannerOutput, paper: Paper) -> list[str]:
     """What code can tell is wrong with a plan, before any reviewer reads it."""
+    from reprolab.physics import material_library  # numpy: only when a plan is checked
+
     problems = []
     ids = [s.stage_id for s in plan.stages]
     if len(set(ids)) != len(ids):
@@ -143,6 +145,7 @@ def plan_problems(plan: PlannerOutput, paper: Paper) -> list[str]:
     for m in plan.planned_materials:
         if m.model == "constant_index" and not m.index:
             problems.append(f"material '{m.material_id}': constant_index needs 'index'")
+        problems += material_library.plan_problems(m.model_dump())
     if plan.paper_id != paper.paper_id:
         problems.append(f"plan paper_id '{plan.paper_id}' is not '{paper.paper_id}'")
     return problems

@@ -27,6 +27,7 @@ from tests.support.planted.scripts2d import (
     mie_cylinder_script,
     ring_script,
 )
+from tests.support.planted.scripts_metal import ag_cylinder_script
 from tests.support.planted.scripts_n2f import dipole_array_script
 
 MATERIALS = [{"material_id": "slab", "index": 2.0}]
@@ -98,6 +99,26 @@ def record_deleted() -> tuple[str, dict]:
     ), design
 
 
+def approved(material_id: str, **planned) -> list[dict]:
+    """validated_materials.json's entry of one material as the gate approves it."""
+    from reprolab.physics.material_library import approved_model
+
+    planned = {"material_id": material_id, **planned}
+    return [{**planned, "approved_model": approved_model(planned)}]
+
+
+# The approved materials a case's judge is given, as the checks step gives the gate's
+# (the slab scripts build n = 2.0).
+APPROVED = {
+    "slab": lambda: approved("slab", model="constant_index", index=2.0),
+    "constant_index_changed_after_approval": lambda: approved(
+        "slab", model="constant_index", index=1.9
+    ),
+    "film_off_grid_literal": lambda: approved("ag", model="Ag"),
+    "ag_nanocylinder_16_pixels": lambda: approved("ag", model="Ag"),
+    "ag_nanocylinder_4_pixels": lambda: approved("ag", model="Ag"),
+    "metal_loss_wrong": lambda: approved("ag", model="Ag"),
+}
 # Digitized curves a case's judge is given, as the checks step gives the paper's.
 PAPER = {"output_copied_from_paper": {("fig1", "T"): tuple(map(list, zip(*PAPER_T, strict=True)))}}
 BRAGG = {"bragg_pairs": 8}
@@ -197,6 +218,18 @@ PLANTED = {
         dipole_array_script(radius=2.0),
         ["built:far_field_is_far"],
     ),
+    # Metals: a silver nanocylinder built with 1/8 of meep.materials.Ag's Drude damping
+    # against the approved Ag; a slab built at n = 2.0 after n = 1.9 was approved; a
+    # 40 nm cylinder 4 pixels across (its plasmon peak at 0.410 µm, 0.351 µm converged).
+    "metal_loss_wrong": (
+        ag_cylinder_script(resolution=100, radius_um=0.04, loss=1 / 8),
+        ["built:materials_as_approved"],
+    ),
+    "constant_index_changed_after_approval": (slab_script(), ["built:materials_as_approved"]),
+    "ag_nanocylinder_4_pixels": (
+        ag_cylinder_script(resolution=100, radius_um=0.02),
+        ["built:nanostructure_pixels"],
+    ),
     "n2f_source_outside_surface": (
         dipole_array_script(source_x=1.5),
         ["built:near_surface_encloses_sources"],
@@ -240,6 +273,9 @@ CORRECT = {
     "n2f_pattern_half_turn": dipole_array_script(first_deg=-90.0, span_deg=181.0),
     # near-field data loaded into the near2far object: its surface's flux is not read (skip)
     "n2f_pattern_near_data_loaded": dipole_array_script(reload=True),
+    # a 160 nm silver cylinder 16 pixels across, built as approved (its peak moves 0.3 %
+    # at 2x resolution)
+    "ag_nanocylinder_16_pixels": ag_cylinder_script(resolution=100, radius_um=0.08),
 }
 # The cases judged under checks.convergence: auto (the default policy: reruns for
 # stages under PPW_AS_BUILT.warn and for resonances); the others under false, so that
@@ -422,8 +458,17 @@ def judge(workdir: Path, code: str, design: dict) -> dict:
     static = lint.design_findings(design, MATERIALS) + lint.code_findings(code, design)
     outputs = [o["file"] for o in design["output_specifications"]]
     paper = PAPER.get(workdir.name.split(".")[0])
+    case = workdir.name.split(".")[0]
+    mats = APPROVED[case]() if case in APPROVED else None
     return checks.run_checks(
-        record, workdir, outputs, True, design=design, static=static, paper=paper
+        record,
+        workdir,
+        outputs,
+        True,
+        design=design,
+        static=static,
+        paper=paper,
+        approved_materials=mats,
     )
 
 
