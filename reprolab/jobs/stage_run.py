@@ -200,7 +200,7 @@ def local_cap(sim_cfg: dict) -> tuple[dict, list[str]]:
     if _max_ranks(sim_cfg) > cores:
         capped["max_mpi_ranks"] = cores
         notes.append(f"max_mpi_ranks {_max_ranks(sim_cfg)} capped at the job's {cores} core(s)")
-    free = free_cores()
+    free = free_cores() if _max_ranks(capped) > 1 else 1
     if _max_ranks(capped) > free:
         # Ranks beyond the idle cores wait on each other (each rank's turn comes only
         # when its peer's time slice ends): more CPU for the same run, not less time.
@@ -212,7 +212,7 @@ def local_cap(sim_cfg: dict) -> tuple[dict, list[str]]:
     return capped, notes
 
 
-def free_cores(sample_s: float = 0.5) -> int:
+def free_cores(sample_s: float = 0.25) -> int:
     """Cores this machine leaves idle now (at least 1): its CPU use over `sample_s`."""
     busy = psutil.cpu_percent(interval=sample_s) / 100.0
     count = psutil.cpu_count() or 1

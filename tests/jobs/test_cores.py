@@ -46,7 +46,15 @@ def intervals(wd) -> list[tuple[float, float, int, str]]:
 def test_simulations_never_run_more_ranks_than_cores(offline_example_run):
     runs = intervals(offline_example_run)
     assert len(runs) >= 10, runs  # the single stages and the 8 sweep points
-    assert max(r[2] for r in runs) == 2  # a 2-rank stage is among them
+    # A 2-rank stage is among them, run on 2 ranks where 2 cores were idle when it
+    # started (the suite's other process may hold one): else 1, and its record says why.
+    two = json.loads(
+        (
+            offline_example_run / "outputs/silica_bragg_2026/stages/stage2_bragg_mirror/result.json"
+        ).read_text()
+    )
+    idle_cap = any("idle core" in n for n in two.get("resource_notes") or [])
+    assert max(r[2] for r in runs) == 2 or idle_cap, two.get("resource_notes")
     for start, _, _, what in runs:
         # Start and runtime are each recorded to the millisecond: a point that starts
         # as the one before it in its worker ends may seem to overlap it by 1 ms.
