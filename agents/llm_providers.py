@@ -194,9 +194,17 @@ class ApiProvider:
             exc.spent = Spent(state["usage"], state["requests"], state["model"])
             raise
 
+    def first_limit(self, request: AgentRequest) -> int:
+        """max_tokens of the first round: the configured limit, or twice the limit an
+        earlier asking was cut off at (within the cap), so that a raised cap is never
+        spent re-asking at the limits that already cut the answer off."""
+        if request.cut_off_at >= self.max_output_tokens:
+            return min(2 * request.cut_off_at, self.max_output_tokens_cap)
+        return self.max_output_tokens
+
     def _rounds(self, request, output_model, before_round, state) -> Completion:
         messages = self.first_messages(request)
-        limit, feedback_rounds = self.max_output_tokens, 0
+        limit, feedback_rounds = self.first_limit(request), 0
         while True:
             if state["requests"] and before_round is not None:
                 before_round(state["usage"], state["model"])

@@ -40,6 +40,9 @@ class AgentRequest:
     round: int = 1
     """1 + the paper's supervisor backtracks so far: a rerun after a backtrack is a new
     call (its own recording and cache entry), not a replay of the one that backtracked."""
+    cut_off_at: int = 0
+    """The output-token limit an earlier asking of this call was cut off at (a raised
+    provider.max_output_tokens_cap withdrew its gate): the call starts above it."""
 
     @property
     def prompt_text(self) -> str:

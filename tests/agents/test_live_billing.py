@@ -138,7 +138,7 @@ def test_answer_cut_off_at_the_cap_says_max_tokens_and_is_not_cached(kind, make_
 @pytest.mark.parametrize("kind", KINDS)
 def test_raising_the_output_cap_as_the_question_advises_makes_the_run_go_on(kind, make_session):
     cut = Reply(GOOD, USAGE, stop="max_tokens")
-    with FakeLLMServer(Script(cut, cut, cut, Reply(GOOD, USAGE))) as server:
+    with FakeLLMServer(Script(cut, cut, Reply(GOOD, USAGE))) as server:
         session = make_session(kind, server, max_output_tokens=1000, max_output_tokens_cap=2000)
         with pytest.raises(InvalidOutputError, match="raise the cap in the config") as err:
             ask(session)
@@ -149,7 +149,8 @@ def test_raising_the_output_cap_as_the_question_advises_makes_the_run_go_on(kind
         raised = make_session(kind, server, max_output_tokens=1000, max_output_tokens_cap=8000)
         art = ask(raised)  # only the cap raised, no gate answered
         assert art["output"]["verdict"] == "ok_continue" and art["provenance"]["source"] == "api"
-        assert [r["json"]["max_tokens"] for r in server.requests[2:]] == [1000, 2000]
+        # Asked again above the 2000 that cut it off, never at 1000 and 2000 again.
+        assert [r["json"]["max_tokens"] for r in server.requests[2:]] == [4000]
     assert protocol.pending_gates(session.out_dir) == []
     assert "withdrawn" in (session.out_dir / "events.jsonl").read_text()
 
