@@ -27,12 +27,18 @@ BUDGET_MARKER = "budget_exceeded.json"
 
 @dataclass(frozen=True)
 class Price:
-    """USD per million tokens."""
+    """USD per million tokens; `cache_write` for the 5-minute lifetime."""
 
     input: float
     output: float
     cache_read: float
     cache_write: float
+    cache_write_1h: float | None = None
+    """A write kept for an hour; by default twice the input price, as the API bills it."""
+
+    @property
+    def cache_write_hour(self) -> float:
+        return 2 * self.input if self.cache_write_1h is None else self.cache_write_1h
 
 
 # Public list prices (USD per million tokens); config provider.prices_usd_per_mtok
@@ -65,6 +71,7 @@ def cost_usd(usage: Usage, price: Price | None) -> float | None:
         + usage.output_tokens * price.output
         + usage.cache_read_input_tokens * price.cache_read
         + usage.cache_creation_input_tokens * price.cache_write
+        + usage.cache_creation_1h_input_tokens * price.cache_write_hour
     ) / 1e6
 
 
@@ -215,12 +222,12 @@ def summarize(entries: list[dict]) -> dict:
             bucket["cache_hits"] += source == "cache"
             bucket["replays"] += source == "replay"
             bucket["api_requests"] += entry["requests"] if paid else 0
-            for key in token_keys:
-                bucket[key] += entry[key] if paid else 0
+            for key in token_keys:  # a field newer than the entry counts 0
+                bucket[key] += entry.get(key, 0) if paid else 0
             bucket["cost_usd"] = round(bucket["cost_usd"] + (entry["cost_usd"] or 0.0), 6)
         if source == "replay":
             for key in token_keys:
-                replayed[key] += entry[key]
+                replayed[key] += entry.get(key, 0)
             recorded = entry.get("recorded_cost_usd") or 0.0
             replayed["recorded_cost_usd"] = round(replayed["recorded_cost_usd"] + recorded, 6)
         unpriced = entry["cost_usd"] is None or (

@@ -15,6 +15,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from agents import (
+    cache_lifetime,
     context_gate,
     context_window,
     output_gate,
@@ -66,6 +67,8 @@ def build_request(
         images=tuple(str(p) for p in images),
         model=session.model_for(agent),
         round=session.round,
+        cache_ttl=cache_lifetime.prefix_ttl(agent, stage_id, session.out_dir, session.auto_approved)
+        or "",
     )
 
 

@@ -112,6 +112,7 @@ def agent_session(
         round=1 + backtrack_count(Path(out_dir)),
         context_policy=cfg.get("context_policy", "ask"),
         verbosity=config.get("verbosity", "normal"),
+        auto_approved=frozenset(config.get("gates", {}).get("auto_approve", [])),
         limits=asdict(Limits(**config.get("limits", {}))),
     )
 

@@ -17,6 +17,7 @@ from reprolab.cli import control
 from reprolab.errors import GateError
 from reprolab.gates import protocol
 from tests.agents.test_llm_providers import GOOD, KINDS, USAGE, ask
+from tests.agents.test_prompt_cache import planned
 from tests.support.fake_llm import (
     FakeLLMServer,
     PromptCache,
@@ -267,12 +268,14 @@ def test_prompts_hold_only_declared_inputs():
 
 
 def test_the_stable_prefix_is_read_from_the_prompt_cache_on_later_rounds(make_session):
-    """Measured on the simulated cache: the paper (about 8k tokens) is written once and
-    read by the feedback round and by the next attempt, instead of paid in full."""
+    """Measured on the simulated cache: the paper (about 8k tokens) is written once, as
+    the plan has the supervisor called again within 5 minutes, and read by the feedback
+    round and by the next attempt, instead of paid in full."""
     paper = {"paper_text": "The measured reflectance rises. " * 1000, "progress": []}
     cache = PromptCache(min_tokens=4096)
     with FakeLLMServer(Script(Reply(BAD), Reply(GOOD), Reply(GOOD)), prompt_cache=cache) as server:
         session = make_session("anthropic", server)
+        session = planned(session, stage_ids=("stage1_slab", "stage2"))
         ask(session, context=paper)
         ask(session, attempt=2, context={**paper, "progress": ["stage0 done"]})
     first, second = session.ledger.entries()
