@@ -83,10 +83,21 @@ def parse_prices(cfg: dict | None) -> dict[str, Price]:
 
 
 class Ledger:
-    def __init__(self, paper_out: str | Path, prices: dict[str, Price], budget: dict | None):
+    def __init__(
+        self,
+        paper_out: str | Path,
+        prices: dict[str, Price],
+        budget: dict | None,
+        preset: str | None = None,
+        default_model: str = "",
+    ):
         self.dir = Path(paper_out)
         self.prices = prices
         self.budget = budget or {}
+        self.preset = preset
+        """The cost preset the run's models came from (config provider.preset)."""
+        self.default_model = default_model
+        """The provider's model: every agent's under `top`, the rest's under a preset."""
 
     @property
     def metrics_path(self) -> Path:
@@ -144,6 +155,8 @@ class Ledger:
             "requests": requests,
             "seconds": round(seconds, 3),
             "cache_key": cache_key,
+            "preset": self.preset,
+            "default_model": self.default_model,
         }
         with self.locked():
             with open(self.metrics_path, "a", encoding="utf-8") as fh:

@@ -28,6 +28,7 @@ import openai
 from pydantic import BaseModel, ValidationError
 
 from agents import prompt_cache
+from agents.presets import DEFAULT_MODEL
 from agents.providers import (
     AgentRequest,
     Completion,
@@ -346,7 +347,7 @@ class AnthropicProvider(ApiProvider):
         )
         return cls(
             client,
-            cfg.get("model", "claude-opus-4-5"),
+            cfg.get("model", DEFAULT_MODEL),
             cfg.get("max_output_tokens", 16000),
             cfg.get("max_output_tokens_cap", DEFAULT_OUTPUT_CAP),
         )

@@ -101,7 +101,13 @@ def agent_session(
         paper_id=paper_id,
         out_dir=Path(out_dir),
         provider=provider,
-        ledger=Ledger(out_dir, parse_prices(cfg.get("prices_usd_per_mtok")), cfg.get("budget")),
+        ledger=Ledger(
+            out_dir,
+            parse_prices(cfg.get("prices_usd_per_mtok")),
+            cfg.get("budget"),
+            preset=cfg.get("preset"),
+            default_model=provider.model,
+        ),
         cache=AgentCache(cfg.get("cache_dir") or outputs / ".agent_cache")
         if live and cfg.get("cache", True)
         else None,
