@@ -300,3 +300,33 @@ def test_the_tool_a_request_carries_counts_against_the_context_window(make_sessi
         with pytest.raises(ContextOverflowError):  # room for the tool, none for the rest
             ask(make_session("anthropic", server, **rules_and_tool))
         assert server.count() == 0
+
+
+def test_the_fake_api_caches_per_model_minimum_and_expires_each_lifetime():
+    """The instrument the bill is measured with: Opus caches nothing below 4096 tokens
+    where Sonnet does; a 5-minute entry is gone after 5 minutes, an hour's is not, and
+    a read renews it."""
+    clock = Clock()
+    cache = PromptCache(prompt_cache.CACHE_MIN_TOKENS, clock=clock)
+
+    def body(model, ttl=None, text="x" * 8000):  # about 2000 tokens
+        mark = {"type": "ephemeral"} | ({"ttl": ttl} if ttl else {})
+        block = {"type": "text", "text": text, "cache_control": mark}
+        return {"model": model, "messages": [{"role": "user", "content": [block]}]}
+
+    assert cache.usage(body("claude-opus-4-5"), 10)["cache_creation_input_tokens"] == 0
+    written = cache.usage(body("claude-sonnet-4-5"), 10)
+    assert written["cache_creation_input_tokens"] > 1024
+    assert written["cache_creation"]["ephemeral_5m_input_tokens"] > 1024
+    clock.now += 299
+    assert cache.usage(body("claude-sonnet-4-5"), 10)["cache_read_input_tokens"] > 1024
+    clock.now += 301  # 5 minutes after the read that renewed it: gone
+    assert cache.usage(body("claude-sonnet-4-5"), 10)["cache_read_input_tokens"] == 0
+    hour = cache.usage(body("claude-sonnet-4-5", "1h", "y" * 8000), 10)
+    assert hour["cache_creation"]["ephemeral_1h_input_tokens"] > 1024
+    clock.now += 3000
+    assert cache.usage(body("claude-sonnet-4-5", text="y" * 8000), 10)["cache_read_input_tokens"]
+    clock.now += 3601
+    assert not cache.usage(body("claude-sonnet-4-5", text="y" * 8000), 10)[
+        "cache_read_input_tokens"
+    ]
