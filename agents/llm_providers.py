@@ -363,10 +363,8 @@ class AnthropicProvider(ApiProvider):
         caching minimum (below it the API caches nothing)."""
         if not request.cache_ttl:
             return None
-        size = sum(
-            prompt_cache.text_tokens(part)
-            for part in (own_tool(request.agent), request.system, request.instructions)
-        ) + prompt_cache.text_tokens(request.cache_prefix)
+        stable = (own_tool(request.agent), request.system, request.instructions)
+        size = sum(prompt_cache.text_tokens(p) for p in (*stable, request.cache_prefix))
         if not prompt_cache.marks(request.model or self.model, [size])[0]:
             return None
         mark = {"type": "ephemeral"}
