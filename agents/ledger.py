@@ -27,12 +27,18 @@ BUDGET_MARKER = "budget_exceeded.json"
 
 @dataclass(frozen=True)
 class Price:
-    """USD per million tokens."""
+    """USD per million tokens; `cache_write` for the 5-minute lifetime."""
 
     input: float
     output: float
     cache_read: float
     cache_write: float
+    cache_write_1h: float | None = None
+    """A write kept for an hour; by default twice the input price, as the API bills it."""
+
+    @property
+    def cache_write_hour(self) -> float:
+        return 2 * self.input if self.cache_write_1h is None else self.cache_write_1h
 
 
 # Public list prices (USD per million tokens); config provider.prices_usd_per_mtok
@@ -65,6 +71,7 @@ def cost_usd(usage: Usage, price: Price | None) -> float | None:
         + usage.output_tokens * price.output
         + usage.cache_read_input_tokens * price.cache_read
         + usage.cache_creation_input_tokens * price.cache_write
+        + usage.cache_creation_1h_input_tokens * price.cache_write_hour
     ) / 1e6
 
 
@@ -76,10 +83,21 @@ def parse_prices(cfg: dict | None) -> dict[str, Price]:
 
 
 class Ledger:
-    def __init__(self, paper_out: str | Path, prices: dict[str, Price], budget: dict | None):
+    def __init__(
+        self,
+        paper_out: str | Path,
+        prices: dict[str, Price],
+        budget: dict | None,
+        preset: str | None = None,
+        default_model: str = "",
+    ):
         self.dir = Path(paper_out)
         self.prices = prices
         self.budget = budget or {}
+        self.preset = preset
+        """The cost preset the run's models came from (config provider.preset)."""
+        self.default_model = default_model
+        """The provider's model: every agent's under `top`, the rest's under a preset."""
 
     @property
     def metrics_path(self) -> Path:
@@ -137,6 +155,8 @@ class Ledger:
             "requests": requests,
             "seconds": round(seconds, 3),
             "cache_key": cache_key,
+            "preset": self.preset,
+            "default_model": self.default_model,
         }
         with self.locked():
             with open(self.metrics_path, "a", encoding="utf-8") as fh:
@@ -215,12 +235,12 @@ def summarize(entries: list[dict]) -> dict:
             bucket["cache_hits"] += source == "cache"
             bucket["replays"] += source == "replay"
             bucket["api_requests"] += entry["requests"] if paid else 0
-            for key in token_keys:
-                bucket[key] += entry[key] if paid else 0
+            for key in token_keys:  # a field newer than the entry counts 0
+                bucket[key] += entry.get(key, 0) if paid else 0
             bucket["cost_usd"] = round(bucket["cost_usd"] + (entry["cost_usd"] or 0.0), 6)
         if source == "replay":
             for key in token_keys:
-                replayed[key] += entry[key]
+                replayed[key] += entry.get(key, 0)
             recorded = entry.get("recorded_cost_usd") or 0.0
             replayed["recorded_cost_usd"] = round(replayed["recorded_cost_usd"] + recorded, 6)
         unpriced = entry["cost_usd"] is None or (

@@ -28,6 +28,7 @@ import openai
 from pydantic import BaseModel, ValidationError
 
 from agents import prompt_cache
+from agents.presets import DEFAULT_MODEL
 from agents.providers import (
     AgentRequest,
     Completion,
@@ -57,27 +58,36 @@ def tool_name(agent: str) -> str:
     return f"submit_{agent}"
 
 
+def without_titles(schema):
+    """A JSON schema without pydantic's `title`s (each repeats its property's name)."""
+    if isinstance(schema, dict):
+        return {
+            k: without_titles(v)
+            for k, v in schema.items()
+            if not (k == "title" and isinstance(v, str))
+        }
+    if isinstance(schema, list):
+        return [without_titles(v) for v in schema]
+    return schema
+
+
 @functools.cache
 def tool_schema(output_model: type[BaseModel]) -> dict:
-    return output_model.model_json_schema()
+    return without_titles(output_model.model_json_schema())
 
 
-def all_tools(agent: str, output_model: type[BaseModel] | None = None) -> list[dict]:
-    """Every agent's submit tool, in name order: the same list in every request of a
-    run, so that it is the start of the prefix all calls share (tool_choice names the
-    one this agent must call; changing it keeps the tools and system cached)."""
+def own_tool(agent: str, output_model: type[BaseModel] | None = None) -> list[dict]:
+    """The agent's submit tool, the only one its request carries: no other agent's
+    tool is ever read by this agent, and every tool is paid for in every request."""
     from agents.registry import OUTPUT_MODELS
 
-    models = dict(OUTPUT_MODELS)
-    if output_model is not None:
-        models[agent] = output_model
+    model = output_model or OUTPUT_MODELS[agent]
     return [
         {
-            "name": tool_name(name),
-            "description": f"Submit the {name} output.",
+            "name": tool_name(agent),
+            "description": f"Submit the {agent} output.",
             "input_schema": tool_schema(model),
         }
-        for name, model in sorted(models.items())
     ]
 
 
@@ -194,9 +204,17 @@ class ApiProvider:
             exc.spent = Spent(state["usage"], state["requests"], state["model"])
             raise
 
+    def first_limit(self, request: AgentRequest) -> int:
+        """max_tokens of the first round: the configured limit, or twice the limit an
+        earlier asking was cut off at (within the cap), so that a raised cap is never
+        spent re-asking at the limits that already cut the answer off."""
+        if request.cut_off_at >= self.max_output_tokens:
+            return min(2 * request.cut_off_at, self.max_output_tokens_cap)
+        return self.max_output_tokens
+
     def _rounds(self, request, output_model, before_round, state) -> Completion:
         messages = self.first_messages(request)
-        limit, feedback_rounds = self.max_output_tokens, 0
+        limit, feedback_rounds = self.first_limit(request), 0
         while True:
             if state["requests"] and before_round is not None:
                 before_round(state["usage"], state["model"])
@@ -294,6 +312,19 @@ def api_key(provider_config: dict, default_env: str, required: bool) -> str:
     return key
 
 
+def anthropic_usage(u) -> Usage:
+    """The response's usage, its cache writes split by lifetime (5 minutes, an hour)."""
+    written = getattr(u, "cache_creation_input_tokens", 0) or 0
+    hour = getattr(getattr(u, "cache_creation", None), "ephemeral_1h_input_tokens", 0) or 0
+    return Usage(
+        input_tokens=u.input_tokens or 0,
+        output_tokens=u.output_tokens or 0,
+        cache_read_input_tokens=getattr(u, "cache_read_input_tokens", 0) or 0,
+        cache_creation_input_tokens=written - hour,
+        cache_creation_1h_input_tokens=hour,
+    )
+
+
 class AnthropicProvider(ApiProvider):
     name = "anthropic"
     retryable = (
@@ -316,59 +347,60 @@ class AnthropicProvider(ApiProvider):
         )
         return cls(
             client,
-            cfg.get("model", "claude-opus-4-5"),
+            cfg.get("model", DEFAULT_MODEL),
             cfg.get("max_output_tokens", 16000),
             cfg.get("max_output_tokens_cap", DEFAULT_OUTPUT_CAP),
         )
 
     def tools_text(self, agent: str) -> str:
-        """The tools every request carries, as text (the context window counts them)."""
-        return json.dumps(all_tools(agent))
+        """The tool the request carries, as text (the context window counts it)."""
+        return json.dumps(own_tool(agent))
 
-    def cache_marks(self, request: AgentRequest) -> tuple[bool, bool, bool]:
-        """Whether to mark (tools and rules, the shared text, the shared images) for
-        prompt caching: each where its prefix reaches the model's minimum."""
-        sizes = [
-            prompt_cache.text_tokens(all_tools(request.agent))
-            + prompt_cache.text_tokens(request.system),
-            prompt_cache.text_tokens(request.cache_prefix) if request.cache_prefix else 0,
-            sum(prompt_cache.image_file_tokens(p) for p in request.images),
-        ]
-        rules, text, images = prompt_cache.marks(request.model or self.model, sizes)
-        return rules, text and bool(request.cache_prefix), images and bool(request.images)
+    def cache_control(self, request: AgentRequest) -> dict | None:
+        """The breakpoint closing the agent's stable prefix (tool, global rules, its
+        instructions, the paper): written with the lifetime the pipeline chose for the
+        next read (`request.cache_ttl`), and only where the prefix reaches the model's
+        caching minimum (below it the API caches nothing)."""
+        if not request.cache_ttl:
+            return None
+        stable = (own_tool(request.agent), request.system, request.instructions)
+        size = sum(prompt_cache.text_tokens(p) for p in (*stable, request.cache_prefix))
+        if not prompt_cache.marks(request.model or self.model, [size])[0]:
+            return None
+        mark = {"type": "ephemeral"}
+        return mark | {"ttl": "1h"} if request.cache_ttl == "1h" else mark
 
     def first_messages(self, request: AgentRequest) -> list:
-        _, mark_text, mark_images = self.cache_marks(request)
-        cached = {"cache_control": {"type": "ephemeral"}}
-        content: list[dict] = []
-        if request.cache_prefix:
-            # The paper text: the same across this agent's retries and feedback rounds.
-            content.append(
-                {"type": "text", "text": request.cache_prefix, **(cached if mark_text else {})}
-            )
+        """The agent's instructions and the paper first (the same in each of its calls
+        in a paper), then this call's images and data."""
+        stable = [text for text in (request.instructions, request.cache_prefix) if text]
+        content: list[dict] = [{"type": "text", "text": text} for text in stable]
+        mark = self.cache_control(request)
+        if mark and content:
+            content[-1] = {**content[-1], "cache_control": mark}
         for path in request.images:
             media, data = image_payload(path)
             content.append(
                 {"type": "image", "source": {"type": "base64", "media_type": media, "data": data}}
             )
-        if request.images and mark_images:  # the analyzer's and its validator's images
-            content[-1] = {**content[-1], **cached}
-        if request.instructions:
-            content.append({"type": "text", "text": request.instructions})
         content.append({"type": "text", "text": request.user})
         return [{"role": "user", "content": content}]
+
+    def system_mark(self, request: AgentRequest) -> dict:
+        """The breakpoint goes on the system block when no instructions or paper follow it."""
+        if request.instructions or request.cache_prefix:
+            return {}
+        mark = self.cache_control(request)
+        return {"cache_control": mark} if mark else {}
 
     def send(self, request: AgentRequest, messages: list, output_model, limit: int) -> Reply:
         name = tool_name(request.agent)
         response = self.client.messages.create(
             model=request.model or self.model,
             max_tokens=limit,
-            system=[
-                {"type": "text", "text": request.system}
-                | ({"cache_control": {"type": "ephemeral"}} if self.cache_marks(request)[0] else {})
-            ],
+            system=[{"type": "text", "text": request.system} | self.system_mark(request)],
             messages=messages,
-            tools=all_tools(request.agent, output_model),
+            tools=own_tool(request.agent, output_model),
             tool_choice={"type": "tool", "name": name},
             extra_headers={CALL_HEADER: request.call_id},
         )
@@ -395,12 +427,7 @@ class AnthropicProvider(ApiProvider):
         return Reply(
             arguments=call.input if call is not None else None,
             raw=call.input if call is not None else blocks,
-            usage=Usage(
-                input_tokens=u.input_tokens or 0,
-                output_tokens=u.output_tokens or 0,
-                cache_read_input_tokens=getattr(u, "cache_read_input_tokens", 0) or 0,
-                cache_creation_input_tokens=getattr(u, "cache_creation_input_tokens", 0) or 0,
-            ),
+            usage=anthropic_usage(u),
             model=response.model,
             tool_call_id=call.id if call is not None else None,
             assistant_message={"role": "assistant", "content": blocks} if blocks else None,

@@ -83,10 +83,12 @@ def answers(out_dir: Path, base_request: AgentRequest) -> Answers:
         n += 1
 
 
-def still_waiting(found: Answers, request: AgentRequest, output_cap: int = 0) -> None:
+def still_waiting(found: Answers, request: AgentRequest, output_cap: int = 0) -> int:
     """Stop without a call while the open gate asks about this very prompt. A gate for
     an answer cut off at the output cap is withdrawn once the cap is raised above it:
-    the raised cap is the answer, and the call is asked again."""
+    the raised cap is the answer, and the call is asked again. Returns the limit the
+    withdrawn gate's answer was cut off at (0 if none): asking again below it would
+    pay for the same cut-off answer again."""
     cp = found.open_gate
     cut_off_at = cp.payload.get("cut_off_at") if cp is not None else None
     if cut_off_at is not None and output_cap > cut_off_at:
@@ -99,12 +101,13 @@ def still_waiting(found: Answers, request: AgentRequest, output_cap: int = 0) ->
             f"{cut_off_at} to {output_cap}; {request.call_id} is asked again)",
         )
         found.open_gate = None
-        return
+        return cut_off_at
     if cp is not None and cp.sha256 == prompt_sha256(request):
         raise GateError(
             "the agent's last answer to this same prompt was invalid and nothing was asked "
             "again (it would be paid again).\n" + protocol.waiting_message(cp)
         )
+    return 0
 
 
 def open_for(

@@ -27,6 +27,8 @@ AUTHORS = (
     "results_analyzer",
     "supervisor",
 )
+DEFAULT_MODEL = "claude-opus-4-5"
+"""The provider's model when config names none: every agent's under `top`."""
 PRESETS: dict[str, dict[str, str]] = {
     "top": {},
     "balanced": dict.fromkeys(REVIEWERS_AND_VALIDATORS, "claude-sonnet-4-5"),

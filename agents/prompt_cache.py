@@ -1,13 +1,10 @@
-"""Prompt caching that pays: where the cache breakpoints go, and where they do not.
+"""Whether a prompt prefix is long enough to cache, and what an image counts.
 
-A prompt is ordered from the most shared to the most specific: the tools of every
-agent and the global rules (the same for every call of a run), then what the agents
-of a stage share (the paper's text; the figures and overlay plots that the
-ResultsAnalyzer and the ComparisonValidator both see), then the agent's instructions
-and the call's own data. The API caches the prefix up to a breakpoint only when it
-holds at least the model's minimum; a breakpoint below it is never marked (it would
-cache nothing). Sizes are estimated low (4 characters a token), so a prefix that
-might fall short is left unmarked rather than marked in vain.
+The API caches the prefix up to a breakpoint only when it holds at least the model's
+minimum; a breakpoint below it is never marked (it would cache nothing). Sizes are
+estimated low (4 characters a token), so a prefix that might fall short is left
+unmarked rather than marked in vain. Which prefixes are worth caching, and for how
+long, is `agents.cache_lifetime`'s to say.
 """
 
 from __future__ import annotations

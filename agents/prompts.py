@@ -179,8 +179,28 @@ CACHEABLE_FIELDS = ("paper_text", "paper_text_summary")
 """Long fields that are the same across agents and retries: sent first, cached."""
 
 
+def as_rows(value):
+    """The value with each list of two or more records that share their scalar fields
+    written as {"columns": [...], "rows": [[...], ...]}: the field names once instead of
+    in every record (a check list repeats five names 37 times), nothing lost."""
+    if isinstance(value, dict):
+        return {k: as_rows(v) for k, v in value.items()}
+    if not isinstance(value, list):
+        return value
+    records = len(value) >= 2 and all(isinstance(v, dict) for v in value)
+    columns = sorted(value[0]) if records else []
+    if records and all(
+        sorted(v) == columns and not any(isinstance(x, dict | list) for x in v.values())
+        for v in value
+    ):
+        return {"columns": columns, "rows": [[v[c] for c in columns] for v in value]}
+    return [as_rows(v) for v in value]
+
+
 def data_block(key: str, value) -> str:
-    body = value if isinstance(value, str) else json.dumps(value, indent=2, sort_keys=True)
+    # Compact JSON, uniform records as rows: indentation and repeated field names are
+    # paid for as input tokens in every request and tell the model nothing.
+    body = value if isinstance(value, str) else json.dumps(as_rows(value), sort_keys=True)
     # A paper cannot close the block early (or open another): every tag is escaped, in
     # any casing, spacing, fullwidth or zero-width spelling.
     body = untrusted.escape_data_tags(body)

@@ -40,6 +40,13 @@ class AgentRequest:
     round: int = 1
     """1 + the paper's supervisor backtracks so far: a rerun after a backtrack is a new
     call (its own recording and cache entry), not a replay of the one that backtracked."""
+    cache_ttl: str = ""
+    """How long the API keeps this agent's stable prefix ("5m", "1h"; "" writes
+    nothing): chosen from when the pipeline expects its next read
+    (`agents.cache_lifetime`)."""
+    cut_off_at: int = 0
+    """The output-token limit an earlier asking of this call was cut off at (a raised
+    provider.max_output_tokens_cap withdrew its gate): the call starts above it."""
 
     @property
     def prompt_text(self) -> str:
@@ -65,6 +72,10 @@ class Usage:
     output_tokens: int = 0
     cache_read_input_tokens: int = 0
     cache_creation_input_tokens: int = 0
+    """Written to the prompt cache for 5 minutes (1.25x the input price)."""
+    cache_creation_1h_input_tokens: int = 0
+    """Written to the prompt cache for an hour (2x the input price); the fields are
+    disjoint, so their sum is the prompt's length."""
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(

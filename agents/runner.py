@@ -4,6 +4,7 @@ from the cache or asks the provider, accounts tokens and cost, records provenanc
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
 import json
@@ -14,6 +15,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from agents import (
+    cache_lifetime,
     context_gate,
     context_window,
     output_gate,
@@ -65,6 +67,8 @@ def build_request(
         images=tuple(str(p) for p in images),
         model=session.model_for(agent),
         round=session.round,
+        cache_ttl=cache_lifetime.prefix_ttl(agent, stage_id, session.out_dir, session.auto_approved)
+        or "",
     )
 
 
@@ -120,9 +124,10 @@ def call_agent(
     if found.edited is not None and found.edited_sha == output_gate.prompt_sha256(request):
         completion, source, key = user_edited(session, request, output_model, found), "user", None
     else:
-        output_gate.still_waiting(
+        cut_off_at = output_gate.still_waiting(
             found, request, getattr(session.provider, "max_output_tokens_cap", 0)
         )
+        request = dataclasses.replace(request, cut_off_at=cut_off_at)
         key, completion = served_from_cache(session, call_id, request, output_model)
         source = "cache" if completion is not None else live_source(session)
         if completion is None:

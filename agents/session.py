@@ -39,6 +39,9 @@ class AgentSession:
     """provider.context_policy: ask (a gate), methods_only or shorten_sections."""
     verbosity: str = "normal"
     """Console verbosity (config `verbosity`): verbose prints every agent call."""
+    auto_approved: frozenset[str] = frozenset()
+    """Gate kinds config approves without a person (gates.auto_approve): a read behind
+    one is expected soon enough to be worth caching for."""
     limits: Mapping[str, float] = field(default_factory=dict)
     """The run's loop limits (`reprolab.settings.Limits` as a mapping, e.g.
     max_backtracks): the prompts state them."""

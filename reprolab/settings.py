@@ -101,7 +101,13 @@ def agent_session(
         paper_id=paper_id,
         out_dir=Path(out_dir),
         provider=provider,
-        ledger=Ledger(out_dir, parse_prices(cfg.get("prices_usd_per_mtok")), cfg.get("budget")),
+        ledger=Ledger(
+            out_dir,
+            parse_prices(cfg.get("prices_usd_per_mtok")),
+            cfg.get("budget"),
+            preset=cfg.get("preset"),
+            default_model=provider.model,
+        ),
         cache=AgentCache(cfg.get("cache_dir") or outputs / ".agent_cache")
         if live and cfg.get("cache", True)
         else None,
@@ -112,6 +118,7 @@ def agent_session(
         round=1 + backtrack_count(Path(out_dir)),
         context_policy=cfg.get("context_policy", "ask"),
         verbosity=config.get("verbosity", "normal"),
+        auto_approved=frozenset(config.get("gates", {}).get("auto_approve", [])),
         limits=asdict(Limits(**config.get("limits", {}))),
     )
 

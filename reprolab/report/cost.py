@@ -6,9 +6,16 @@ said to be so), cache hits cost nothing."""
 
 from __future__ import annotations
 
-from agents.ledger import PAID_SOURCES
+from agents.ledger import DEFAULT_PRICES, PAID_SOURCES, cost_usd, price_for
+from agents.presets import DEFAULT_MODEL, PRESETS
+from agents.providers import Usage
 
-TOKEN_KEYS = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+TOKEN_KEYS = (
+    "input_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+    "cache_creation_1h_input_tokens",
+)
 
 
 def by_agent_rows(metrics: list[dict]) -> list[str]:
@@ -68,6 +75,57 @@ def line(name: str, models: str, row: dict) -> str:
         f"| {name} | {models} | {row['paid']} / {row['cache']} / {row['replay']} | {tokens} "
         f"| {share} | {row['out']} | {usd} |"
     )
+
+
+def counted(metrics: list[dict]) -> list[dict]:
+    """The calls whose tokens a bill counts: paid ones, and replays at their recording."""
+    return [e for e in metrics if e["source"] in PAID_SOURCES or e["source"] == "replay"]
+
+
+def preset_rows(metrics: list[dict]) -> list[str]:
+    """The preset the paper ran under, its tokens (cache reads and writes apart), and
+    what those calls cost under each preset: each agent's tokens at the price of the
+    model that preset gives it. Nothing when no call was metered."""
+    calls = counted(metrics)
+    if not calls:
+        return []
+    used = calls[-1].get("preset")
+    default = calls[-1].get("default_model") or DEFAULT_MODEL
+    if price_for(default, DEFAULT_PRICES) is None:  # a replay's provider has no model
+        default = DEFAULT_MODEL
+    tokens = {k: sum(e.get(k) or 0 for e in calls) for k in (*TOKEN_KEYS, "output_tokens")}
+    run_usd = sum(
+        (e.get("recorded_cost_usd") if e["source"] == "replay" else e.get("cost_usd")) or 0.0
+        for e in calls
+    )
+    md = [
+        f"Cost preset: **{used}** (config provider.preset)."
+        if used
+        else f"Cost preset: none (config provider.preset unset; default model {default}).",
+        f"Tokens: {tokens['input_tokens']} input, {tokens['cache_read_input_tokens']} read "
+        f"from the prompt cache, {tokens['cache_creation_input_tokens']} written to it for 5 "
+        f"minutes and {tokens['cache_creation_1h_input_tokens']} for an hour, "
+        f"{tokens['output_tokens']} output; ${run_usd:.4f} as billed.",
+        "",
+        "| preset | authors / reviewers and validators | USD for these calls |",
+        "|---|---|---|",
+    ]
+    for name, models in PRESETS.items():
+        usd = 0.0
+        for e in calls:
+            usage = Usage(**{k: e.get(k) or 0 for k in (*TOKEN_KEYS, "output_tokens")})
+            usd += cost_usd(usage, price_for(models.get(e["agent"], default), DEFAULT_PRICES)) or 0
+        pair = " / ".join(
+            dict.fromkeys(models.get(a, default) for a in ("planner", "code_reviewer"))
+        )
+        mark = " (this run)" if name == used else ""
+        md.append(f"| {name}{mark} | {pair} | ${usd:.4f} |")
+    return md + [
+        "",
+        "Each preset prices the same calls' tokens (cache reads and writes included) at "
+        "its models' list prices; each model's caching minimum would move a few of them.",
+        "",
+    ]
 
 
 def job_size_line(job_size: dict) -> str:

@@ -734,6 +734,7 @@ def cost_section(out_dir: Path, results: dict) -> list[str]:
             md.append(f"| job size {sid} | {cost.job_size_line(r['job_size'])} |")
     total = sum(r.get("runtime_seconds") or 0 for r in results.values())
     md += [f"| simulation total | {total:.1f} s |", ""]
+    md += cost.preset_rows(metrics)
     md += cost.by_agent_rows(metrics)
     if not metrics:
         md += ["No metrics.jsonl: agent calls were not metered in this run.", ""]

@@ -17,6 +17,7 @@ from reprolab.cli import control
 from reprolab.errors import GateError
 from reprolab.gates import protocol
 from tests.agents.test_llm_providers import GOOD, KINDS, USAGE, ask
+from tests.agents.test_prompt_cache import planned
 from tests.support.fake_llm import (
     FakeLLMServer,
     PromptCache,
@@ -138,7 +139,7 @@ def test_answer_cut_off_at_the_cap_says_max_tokens_and_is_not_cached(kind, make_
 @pytest.mark.parametrize("kind", KINDS)
 def test_raising_the_output_cap_as_the_question_advises_makes_the_run_go_on(kind, make_session):
     cut = Reply(GOOD, USAGE, stop="max_tokens")
-    with FakeLLMServer(Script(cut, cut, cut, Reply(GOOD, USAGE))) as server:
+    with FakeLLMServer(Script(cut, cut, Reply(GOOD, USAGE))) as server:
         session = make_session(kind, server, max_output_tokens=1000, max_output_tokens_cap=2000)
         with pytest.raises(InvalidOutputError, match="raise the cap in the config") as err:
             ask(session)
@@ -149,7 +150,8 @@ def test_raising_the_output_cap_as_the_question_advises_makes_the_run_go_on(kind
         raised = make_session(kind, server, max_output_tokens=1000, max_output_tokens_cap=8000)
         art = ask(raised)  # only the cap raised, no gate answered
         assert art["output"]["verdict"] == "ok_continue" and art["provenance"]["source"] == "api"
-        assert [r["json"]["max_tokens"] for r in server.requests[2:]] == [1000, 2000]
+        # Asked again above the 2000 that cut it off, never at 1000 and 2000 again.
+        assert [r["json"]["max_tokens"] for r in server.requests[2:]] == [4000]
     assert protocol.pending_gates(session.out_dir) == []
     assert "withdrawn" in (session.out_dir / "events.jsonl").read_text()
 
@@ -266,12 +268,14 @@ def test_prompts_hold_only_declared_inputs():
 
 
 def test_the_stable_prefix_is_read_from_the_prompt_cache_on_later_rounds(make_session):
-    """Measured on the simulated cache: the paper (about 8k tokens) is written once and
-    read by the feedback round and by the next attempt, instead of paid in full."""
+    """Measured on the simulated cache: the paper (about 8k tokens) is written once, as
+    the plan has the supervisor called again within 5 minutes, and read by the feedback
+    round and by the next attempt, instead of paid in full."""
     paper = {"paper_text": "The measured reflectance rises. " * 1000, "progress": []}
     cache = PromptCache(min_tokens=4096)
     with FakeLLMServer(Script(Reply(BAD), Reply(GOOD), Reply(GOOD)), prompt_cache=cache) as server:
         session = make_session("anthropic", server)
+        session = planned(session, stage_ids=("stage1_slab", "stage2"))
         ask(session, context=paper)
         ask(session, attempt=2, context={**paper, "progress": ["stage0 done"]})
     first, second = session.ledger.entries()

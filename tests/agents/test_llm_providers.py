@@ -14,6 +14,7 @@ from agents.providers import ProviderError
 from agents.runner import call_agent
 from reprolab.gates import protocol
 from reprolab.settings import agent_session
+from tests.agents.test_prompt_cache import planned
 from tests.support.fake_llm import (
     FakeLLMServer,
     Reply,
@@ -159,13 +160,15 @@ def test_prompt_caching_marks_stable_prefix_and_sends_images(make_session, tmp_p
     image = tmp_path / "fig.png"
     image.write_bytes(b"\x89PNG\r\n\x1a\nnot really an image")
     with FakeLLMServer(Script(Reply(GOOD))) as server:
-        session = make_session("anthropic", server)
+        session = make_session("anthropic", server, model="claude-sonnet-4-5")
+        session = planned(session, stage_ids=("stage1_slab", "stage2"))
         ask(session, context={"paper_text": "The paper.", "progress": []}, images=[image])
     body = server.requests[0]["json"]
-    assert body["system"][0]["cache_control"] == {"type": "ephemeral"}
-    content = body["messages"][0]["content"]
-    assert "The paper." in content[0]["text"] and content[0]["cache_control"]
-    assert content[1]["type"] == "image" and content[1]["source"]["media_type"] == "image/png"
+    assert "cache_control" not in body["system"][0]  # the instructions and paper follow it
+    instructions, paper, figure, data = body["messages"][0]["content"]
+    assert "The paper." in paper["text"] and paper["cache_control"] == {"type": "ephemeral"}
+    assert "cache_control" not in instructions and "cache_control" not in data
+    assert figure["type"] == "image" and figure["source"]["media_type"] == "image/png"
     assert body["tool_choice"] == {"type": "tool", "name": "submit_supervisor"}
     assert server.requests[0]["headers"]["x-reprolab-call"] == "p/stage1_slab/supervisor/a1"
 
@@ -204,7 +207,7 @@ def test_long_feedback_is_truncated_then_overflow_asks_the_user(make_session):
 
     with FakeLLMServer(Script(Reply(GOOD))) as server:
         session = make_session(
-            "anthropic", server, context_window_tokens=20000, max_output_tokens=1000
+            "anthropic", server, context_window_tokens=10000, max_output_tokens=1000
         )
         feedback = "old remark. " * 3000 + "LATEST REMARK"
         art = ask(session, context={"reviewer_feedback": feedback})
@@ -227,7 +230,7 @@ def test_injection_in_paper_text_is_flagged_and_passed_unchanged(make_session):
     with FakeLLMServer(Script(Reply(GOOD))) as server:
         session = make_session("anthropic", server)
         ask(session, context={"paper_text": text + " </data>"})
-    sent = server.requests[0]["json"]["messages"][0]["content"][0]["text"]
+    sent = server.requests[0]["json"]["messages"][0]["content"][1]["text"]  # after the instructions
     assert text in sent  # science content untouched
     assert "<\\/data>" in sent  # but the block cannot be closed early
     events = [json.loads(x) for x in (session.out_dir / "events.jsonl").read_text().splitlines()]

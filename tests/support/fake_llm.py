@@ -180,17 +180,34 @@ def png_tokens(block: dict) -> int | None:
     return int(width * scale * height * scale / 750)
 
 
+LIFETIME_S = {"5m": 300.0, "1h": 3600.0}
+
+
 class PromptCache:
     """Anthropic prompt caching, simulated: each `cache_control` breakpoint caches the
     prefix up to it (tools, then system, then message blocks) when it holds at least
     `min_tokens` (4 characters a token; a PNG as the API counts an image); a later
-    request to the same model with the same prefix reads it (the model's minimum:
-    4096 tokens for Opus 4.5 and Haiku 4.5, 1024 for Sonnet 4.5: `min_tokens` as a
-    number for every model, or a mapping from model to minimum)."""
+    request to the same model with the same prefix reads it while it lives. A prefix
+    lives 5 minutes (`"ttl": "1h"`: an hour) from its write or its last read (a read
+    renews it for the longer of its lifetime and the reading mark's).
 
-    def __init__(self, min_tokens: int | dict = 4096):
+    `min_tokens`: one minimum for every model, or a mapping from model to its minimum
+    (4096 tokens for Opus 4.5 and Haiku 4.5, 1024 for Sonnet 4.5). `clock` gives the
+    time in seconds; `latency(model, output_tokens)`, when given, is the time a real
+    model would have taken to answer, added to the clock after each answer (the fake
+    answers at once), so that lifetimes are measured against a real run's pace."""
+
+    def __init__(self, min_tokens: int | dict = 4096, clock=time.monotonic, latency=None):
         self.min_tokens = min_tokens
-        self.seen: set[str] = set()
+        self.clock = clock
+        self.latency = latency
+        self.waited = 0.0
+        """Seconds of model latency added to the clock so far."""
+        self.entries: dict[str, tuple[float, float]] = {}
+        """Each cached prefix's (expiry time, lifetime)."""
+
+    def now(self) -> float:
+        return self.clock() + self.waited
 
     def minimum(self, model: str) -> int:
         if isinstance(self.min_tokens, int):
@@ -204,27 +221,38 @@ class PromptCache:
         for message in body.get("messages", []):
             content = message["content"]
             blocks += [{"type": "text", "text": content}] if isinstance(content, str) else content
-        digest, tokens, read, created = hashlib.sha256(body["model"].encode()), 0, 0, 0
-        need = self.minimum(body["model"])
+        digest, tokens, read = hashlib.sha256(body["model"].encode()), 0, 0
+        written = dict.fromkeys(LIFETIME_S, 0)
+        need, now, boundary = self.minimum(body["model"]), self.now(), 0
         for block in blocks:
             plain = {k: v for k, v in block.items() if k != "cache_control"}
             text = json.dumps(plain, sort_keys=True)
             digest.update(text.encode())
             image = png_tokens(plain) if plain.get("type") == "image" else None
             tokens += len(text) // 4 if image is None else image
-            if "cache_control" in block and tokens >= need:
-                key = digest.hexdigest()
-                if key in self.seen:
-                    read = tokens
-                else:
-                    self.seen.add(key)
-                    created = tokens - read
-        total = tokens
+            if "cache_control" not in block or tokens < need:
+                continue
+            key, ttl = digest.hexdigest(), block["cache_control"].get("ttl", "5m")
+            expires, life = self.entries.get(key, (-1.0, 0.0))
+            if expires >= now:  # alive: everything up to here is read, its lifetime renewed
+                read, written = tokens, dict.fromkeys(LIFETIME_S, 0)
+                life = max(life, LIFETIME_S[ttl])
+            else:
+                written[ttl] += tokens - boundary
+                life = LIFETIME_S[ttl]
+            boundary = tokens
+            self.entries[key] = (now + life, life)
+        if self.latency is not None:
+            self.waited += self.latency(body["model"], output_tokens)
         return {
-            "input_tokens": total - read - created,
+            "input_tokens": tokens - read - sum(written.values()),
             "output_tokens": output_tokens,
             "cache_read_input_tokens": read,
-            "cache_creation_input_tokens": created,
+            "cache_creation_input_tokens": sum(written.values()),
+            "cache_creation": {
+                "ephemeral_5m_input_tokens": written["5m"],
+                "ephemeral_1h_input_tokens": written["1h"],
+            },
         }
 
 
