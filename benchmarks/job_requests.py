@@ -46,7 +46,7 @@ def memory_reason(mem_mb: int, used_mb: float, job: job_size.JobSize) -> str:
     if mem_mb == sizing.MIN_MEMORY_MB:
         return (
             f"floor min_memory_mb = {sizing.MIN_MEMORY_MB} MB: one rank of Python with Meep "
-            f"({sizing.BASE_MEMORY_MB:g} MB) with the {sizing.MARGIN:g}x margin"
+            f"({sizing.BASE_MEMORY_MB:g} MB) with the {sizing.MARGIN:g}x margin, and the worker"
         )
     if job.source != "design":
         return "the agent's estimate x memory_safety_factor (the script's cell not read)"
@@ -78,7 +78,8 @@ def rows() -> list[dict]:
         budget = plan_budget(folder, design.stage_id)
         res, timeout_s, notes = stage_run.sized_resources(job, design, budget, CONFIG)
         measured = used[(paper, design.stage_id)]["actual"]
-        mem_ratio = res.mem_mb / measured["memory_mb"]
+        # The job's allocation also holds its worker: measured here is the rank alone.
+        mem_ratio = res.mem_mb / (measured["memory_mb"] + sizing.WORKER_MEMORY_MB)
         time_ratio = timeout_s / measured["core_seconds"]
         out.append(
             {
@@ -111,12 +112,14 @@ def markdown(result: dict) -> list[str]:
         f"{result['date']}: requests from `benchmarks/job_requests.py` (this code's sizing, "
         "the default config, the plan's budget), use from the section above "
         f"({result['use_measured']}). Memory: {mem_ok} of {len(rs)} stages within "
-        f"{GOAL:g}x their peak, the others set by what the column names. Time (the run's "
+        f"{GOAL:g}x their peak (the rank's measured peak plus {sizing.WORKER_MEMORY_MB} MB "
+        "for the job's own worker, which shares Slurm's --mem and was not measured there), "
+        "the others set by what the column names. Time (the run's "
         f"limit; Slurm's `--time` is it rounded up to minutes, plus one): {time_ok} of "
         f"{len(rs)} within {GOAL:g}x, the others by what the column names: no stage here "
         "runs a minute, so Slurm's whole minute alone is 20-80x their use.",
         "",
-        "| paper | stage | sized from | --mem MB | used MB | ratio | set by | time limit s "
+        "| paper | stage | sized from | --mem MB | rank's MB | ratio | set by | time limit s "
         "| --time min | used s | ratio | set by |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]

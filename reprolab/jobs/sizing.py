@@ -50,10 +50,15 @@ MARGIN = 1.5
 # loses the whole run, while a longer limit only queues a little longer.
 TIME_MARGIN = 2.0
 MIN_TIME_MIN = 1
+# The job's own worker (submitit's Python, the launcher and its watchdog) runs in the
+# same allocation as the ranks, and Slurm's --mem covers it too: a 1D run of 99 MB asked
+# 140 MB and was killed at 163 MB.
+WORKER_MEMORY_MB = 100
 # The least memory a job asks for (`simulation.min_memory_mb`'s default): the smallest
 # job's own request, one rank of Python with Meep imported (BASE_MEMORY_MB) with the
-# margin, 140 MB; a 512 MB floor asked 5.5x what the bundled examples' small stages use.
-MIN_MEMORY_MB = 140
+# margin, and its worker, 240 MB; a 512 MB floor asked 5.5x what the bundled examples'
+# small stages use.
+MIN_MEMORY_MB = 240
 MAX_MEMORY_MB = 8192
 
 
@@ -149,12 +154,13 @@ def choose_ranks(cells: float, max_ranks: int) -> tuple[int, list[str]]:
 
 
 def slurm_request(size: Size) -> dict:
-    """Slurm's time limit (minutes, TIME_MARGIN) and memory (MB, MARGIN) from the estimate: the
-    wall time is core-seconds over ranks (no parallel gain assumed beyond that)."""
+    """Slurm's time limit (minutes, TIME_MARGIN) and memory (MB, MARGIN, plus the job's own
+    worker) from the estimate: the wall time is core-seconds over ranks (no parallel gain
+    assumed beyond that)."""
     wall_s = size.core_seconds / size.ranks
     return {
         "time_min": max(MIN_TIME_MIN, math.ceil(wall_s * TIME_MARGIN / 60)),
-        "mem_mb": math.ceil(size.memory_mb * MARGIN),
+        "mem_mb": math.ceil(size.memory_mb * MARGIN) + WORKER_MEMORY_MB,
         "ranks": size.ranks,
     }
 
