@@ -8,6 +8,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from reprolab.physics import bands, modes
 from reprolab.physics.record_checks import load_record
 
@@ -129,7 +131,9 @@ def test_meep_ring_tutorial_against_its_table(tmp_path):
     (entry,) = mode_results.compare_mode_results(SimpleNamespace(paper=paper), design, stage)
     assert entry["classification"] == "SUCCESS", entry
     q = [v for r in entry["rows"] for v in r["values"] if v["name"] == "Q"]
-    assert [round(v["measured"]) for v in q] == [81, 316, 1679]
+    # Meep's Q to its own last digit varies with the machine's floating point (316.5 and
+    # 1678.5 round either way): the measured Q within 0.1 % of these
+    assert [v["measured"] for v in q] == pytest.approx([80.62, 316.5, 1678.5], rel=1e-3)
     doubled = RING.replace("Q: 1677}", "Q: 3354}")
     paper = Paper(write_paper(tmp_path / "paper2", doubled))
     (entry,) = mode_results.compare_mode_results(SimpleNamespace(paper=paper), design, stage)

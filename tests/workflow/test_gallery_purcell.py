@@ -205,8 +205,12 @@ def test_reference_in_another_medium_fails_the_normalisation(wrong_runs, purcell
     assert check["detail"] == "reference simulation 1 is in n = 1.5, not 1"
     status, reason = _status(purcell_run, stage)
     assert status == "completed_failed"
-    # and the grid: 24/a is 11 pixels per wavelength in n = 1.5 (fails under 12)
-    assert reason == "checks failed: built:resolution_ppw, built:purcell_normalisation"
+    # and the grid: 24/a is 11 pixels per wavelength in n = 1.5 (fails under 12), and the
+    # reference's n = 1.5 medium is none the material gate approved
+    assert reason == (
+        "checks failed: built:resolution_ppw, built:purcell_normalisation, "
+        "built:materials_as_approved"
+    )
     # The comparison alone passes it: the 2D Ez LDOS does not depend on the index.
     (fig,) = read_json(stage / "comparison.json")["figures"]
     assert fig["classification"] == "SUCCESS"
