@@ -29,14 +29,17 @@ import tempfile
 import time
 from pathlib import Path
 
-import yaml
-
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from agents.ledger import DEFAULT_PRICES, price_for  # noqa: E402
 from agents.prompt_cache import CACHE_MIN_TOKENS  # noqa: E402
-from benchmarks.live_path import ANCHOR_USD_PER_CASE, PAPERS, snakemake  # noqa: E402
+from benchmarks.live_path import (  # noqa: E402
+    ANCHOR_USD_PER_CASE,
+    PAPERS,
+    snakemake,
+    write_live_config,
+)
 from reprolab.fileio import atomic_write_json, atomic_write_text  # noqa: E402
 from tests.support.fake_llm import FakeLLMServer, FromRecordings, PromptCache  # noqa: E402
 
@@ -90,14 +93,7 @@ def measure(paper: Path, preset: str) -> dict:
     responder = Timed(paper / "recordings", cache)
     with FakeLLMServer(responder, prompt_cache=cache) as server:
         provider = {"kind": "anthropic", "model": "claude-opus-4-5", "base_url": server.url}
-        config = {
-            "outputs_dir": "outputs",
-            "papers": [{"paper_dir": str(paper)}],
-            "provider": provider | {"preset": preset},
-            "simulation": {"executor": "local", "max_mpi_ranks": 2},
-            "gates": {"auto_approve": ["material_checkpoint"]},
-        }
-        (wd / "config.yaml").write_text(yaml.safe_dump(config))
+        write_live_config(wd, paper, provider | {"preset": preset})
         run = snakemake(wd, {**os.environ, "ANTHROPIC_API_KEY": "benchmark-key-not-real"})
     try:
         if run.returncode:

@@ -68,19 +68,25 @@ def share(entries: list[dict]) -> dict:
     return {"input_total": total, "cache_read_share": round(read / total, 3) if total else 0.0}
 
 
+def write_live_config(wd: Path, paper: Path, provider: dict) -> None:
+    """The benchmark run's config: one paper, a live provider, local jobs, the
+    material gate auto-approved (as the demo)."""
+    config = {
+        "outputs_dir": "outputs",
+        "papers": [{"paper_dir": str(paper)}],
+        "provider": provider,
+        "simulation": {"executor": "local", "max_mpi_ranks": 2},
+        "gates": {"auto_approve": ["material_checkpoint"]},
+    }
+    (wd / "config.yaml").write_text(yaml.safe_dump(config))
+
+
 def measure(paper: Path, preset: str) -> dict:
     wd = Path(tempfile.mkdtemp(prefix="live_path_"))
     cache = PromptCache(CACHE_MIN_TOKENS)
     with FakeLLMServer(FromRecordings(paper / "recordings"), prompt_cache=cache) as server:
         provider = {"kind": "anthropic", "model": "claude-opus-4-5", "base_url": server.url}
-        config = {
-            "outputs_dir": "outputs",
-            "papers": [{"paper_dir": str(paper)}],
-            "provider": provider | {"preset": preset},
-            "simulation": {"executor": "local", "max_mpi_ranks": 2},
-            "gates": {"auto_approve": ["material_checkpoint"]},
-        }
-        (wd / "config.yaml").write_text(yaml.safe_dump(config))
+        write_live_config(wd, paper, provider | {"preset": preset})
         env = {**os.environ, "ANTHROPIC_API_KEY": "benchmark-key-not-real"}
         started = time.monotonic()
         first = snakemake(wd, env)
