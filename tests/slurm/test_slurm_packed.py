@@ -144,9 +144,16 @@ def test_a_cancelled_worker_keeps_its_finished_points_and_records_the_rest(tmp_p
 def test_a_worker_over_its_time_limit_records_its_unfinished_points_as_timed_out(
     tmp_path, monkeypatch
 ):
-    # Slurm's least limit (1 min) for the worker while point 2 may run 10 min: only
-    # Slurm stops it (the one test here that waits over a minute).
+    # Slurm's least limit (1 min) for the worker while each point may run its share of
+    # the plan's 10 min (200 s; not the design's own 1-min sizing, which would let the
+    # point's clock race Slurm's): only Slurm stops it (the one test here that waits
+    # over a minute).
     monkeypatch.setattr(packed, "_minutes", lambda points, timeout_s: 1)
+    monkeypatch.setattr(
+        stage_run,
+        "sized_resources",
+        lambda job, design, budget, cfg: stage_run.resources_for(design, budget, cfg),
+    )
     design = sweep_design([1, 2, 3], output="out.csv")
     rec = slurm_run(tmp_path, "late", design, STOPPED, budget_min=10, max_concurrent_jobs=1)
     first, second, third = rec["points"]
