@@ -298,10 +298,37 @@ def _special(src: str, names: list[str]) -> list[str]:
     return left
 
 
-def copy_run_tree(src: str | os.PathLike, dst: str | os.PathLike) -> None:
+LEFT_OUT_FILE = "left_out.txt"
+"""In a capped copy of a run folder: the files not copied, one a line."""
+
+
+def copy_run_tree(
+    src: str | os.PathLike, dst: str | os.PathLike, cap_bytes: int | None = None
+) -> list[str]:
     """A copy of a run folder that follows no link: links are copied as links, FIFOs,
-    sockets and devices are left out."""
-    shutil.copytree(src, dst, symlinks=True, ignore=_special)
+    sockets and devices are left out. With `cap_bytes`, files are copied while the
+    bytes the copy writes stay within it, counted by each file's apparent size (a sparse
+    file of 1 GB holding 1 MB on disk becomes 1 GB in a copy); the rest are left out
+    and named in `left_out.txt`. Returns the names left out."""
+    left: list[str] = []
+    budget = [cap_bytes]
+
+    def copy(source: str, target: str) -> None:
+        size = os.lstat(source).st_size
+        if budget[0] is not None:
+            if size > budget[0]:
+                left.append(os.path.relpath(source, src))
+                return
+            budget[0] -= size
+        shutil.copy2(source, target, follow_symlinks=False)
+
+    shutil.copytree(src, dst, symlinks=True, ignore=_special, copy_function=copy)
+    if left:
+        text = "".join(f"{name}\n" for name in left)
+        Path(dst, LEFT_OUT_FILE).write_text(
+            f"# over the copy's cap of {cap_bytes} bytes, not kept:\n{text}", encoding="utf-8"
+        )
+    return left
 
 
 def check_real_dir(path: str | os.PathLike, must_exist: bool = True) -> None:

@@ -71,6 +71,11 @@ class RecordChannel:
             if not chunk:
                 return
             self._buf += chunk
+            if b"\n" not in chunk:  # one long event coming in pieces: no rescanning
+                if len(self._buf) > record_store.MAX_EVENT_BYTES:
+                    self.assembler.feed(self._buf)  # refused as too long
+                    self._buf = b""
+                continue
             *lines, self._buf = self._buf.split(b"\n")
             for line in lines:
                 if line.strip():

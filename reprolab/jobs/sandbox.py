@@ -52,7 +52,43 @@ FORBIDDEN_MODULES = {
     "importlib": "importing modules by computed name",
     "anthropic": "the LLM API",
     "shutil": "copying or deleting whole trees (write files with open/np.savetxt)",
+    # The run-time recorder lives in the script's process: these reach it by name.
+    "reprolab": "the pipeline's own recorder and checks (a script needs meep, numpy, "
+    "scipy, h5py and matplotlib only)",
+    "gc": "reaching every object of the process, the run-time recorder's included",
+    "builtins": "replacing or reaching the interpreter's built-in functions",
+    "inspect": "reaching other code's frames and globals",
 }
+# Names that lead from the script's objects to the recorder beside it (its functions'
+# globals, the loaded modules, the callers' frames), refused as an attribute, a
+# `getattr` string or any string constant: a simulation script never needs them.
+FORBIDDEN_NAMES = {
+    "modules": "the interpreter's loaded modules (sys.modules)",
+    "meta_path": "the interpreter's import machinery",
+    "_getframe": "the callers' frames",
+    "_current_frames": "the other threads' frames",
+    "__import__": "importing modules by computed name",
+    "__builtins__": "the interpreter's built-in functions",
+    "__globals__": "a function's module globals",
+    "__closure__": "a function's hidden variables",
+    "__code__": "a function's code",
+    "__wrapped__": "the function under a wrapper",
+    "__dict__": "an object's or module's whole namespace",
+    "__subclasses__": "every class of the process",
+    "__loader__": "the import machinery",
+    "__spec__": "the import machinery",
+    "__doc__": "reading text the script does not run",
+    "f_globals": "a frame's module globals",
+    "f_locals": "a frame's variables",
+    "f_back": "the calling frame",
+    "f_builtins": "a frame's built-in functions",
+    "tb_frame": "a traceback's frames",
+    "gi_frame": "a generator's frame",
+    "cr_frame": "a coroutine's frame",
+}
+# A string holding one of these names the recorder's package, channel or state (the
+# REPROLAB_*_SCALE variables a script reads are not among them).
+FORBIDDEN_TEXT = re.compile(r"\breprolab\b|RECORD_CHANNEL|\b_STATE\b|\b_send\b")
 # Calls refused wherever they appear (name as written: `os.system`, `eval`).
 FORBIDDEN_CALLS = {
     "os.system": "runs a shell command",
@@ -111,6 +147,12 @@ def static_problems(code: str) -> list[str]:
     def refuse(node: ast.AST, what: str) -> None:
         problems.append(f"line {getattr(node, 'lineno', '?')}: sandbox refuses {what}")
 
+    # A docstring or bare string does nothing (and `__doc__` is refused): it may name us.
+    docs = {
+        id(n.value)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)
+    }
     for node in ast.walk(tree):
         if isinstance(node, ast.Import | ast.ImportFrom):
             names = [a.name for a in node.names]
@@ -120,6 +162,25 @@ def static_problems(code: str) -> list[str]:
                 top = name.split(".")[0]
                 if top in FORBIDDEN_MODULES:
                     refuse(node, f"import of '{name}' ({FORBIDDEN_MODULES[top]})")
+            if isinstance(node, ast.ImportFrom):
+                for alias in node.names:
+                    if alias.name in FORBIDDEN_NAMES:
+                        refuse(node, f"importing '{alias.name}' ({FORBIDDEN_NAMES[alias.name]})")
+        elif isinstance(node, ast.Attribute) and node.attr in FORBIDDEN_NAMES:
+            refuse(node, f"the attribute '{node.attr}' ({FORBIDDEN_NAMES[node.attr]})")
+        elif isinstance(node, ast.Name) and node.id.startswith("__") and node.id in FORBIDDEN_NAMES:
+            refuse(node, f"the name '{node.id}' ({FORBIDDEN_NAMES[node.id]})")
+        elif (
+            isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
+        ):
+            if node.value in FORBIDDEN_NAMES:
+                refuse(node, f"the string '{node.value}' ({FORBIDDEN_NAMES[node.value]})")
+            elif FORBIDDEN_TEXT.search(node.value):
+                refuse(
+                    node,
+                    f"a string naming the pipeline's recorder ('{node.value[:60]}'): "
+                    "the run-time record is the launcher's, never the script's",
+                )
         elif isinstance(node, ast.Call):
             name = _dotted(node.func)
             short = ".".join(name.split(".")[-2:]) if "." in name else name

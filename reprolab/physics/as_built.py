@@ -29,12 +29,11 @@ import cmath
 import functools
 import importlib.abc
 import importlib.util
-import json
 import math
 import os
 import sys
 
-from reprolab.physics import as_measured
+from reprolab.physics import as_measured, record_store
 from reprolab.physics.record_store import CHANNEL_ENV, RECORD_FILE
 
 __all__ = ["RECORD_FILE", "install_as_built_recorder", "open_channel"]
@@ -62,7 +61,11 @@ def open_channel() -> bool:
         print(f"[reprolab] no record channel at {path}: {exc}", file=sys.stderr)
         return False
     _STATE["fd"] = fd
-    return True
+    # The key lives only here: an event a script writes straight into the descriptor
+    # carries no valid signature and is refused by the launcher.
+    _STATE["key"] = os.urandom(32)
+    _send_line(record_store.key_line(_STATE["key"]))
+    return _STATE["fd"] is not None
 
 
 def install_as_built_recorder(workdir: str) -> None:
@@ -265,12 +268,7 @@ def _jsonable(v):
 
 
 def _record_run(mp, sim, stop: dict, sampler: _EnergySampler, monitors_before: int) -> None:
-    sims = _STATE["record"]["simulations"]
-    entry = next((s for s in sims if s["_id"] == _key(sim)), None)
-    if entry is None:
-        entry = {"_id": _key(sim), "index": len(sims), "runs": []}
-        sims.append(entry)
-    entry.update(structure(mp, sim, getattr(sim, "_reprolab_monitors", [])))
+    entry = _entry_as_built(structure(mp, sim, getattr(sim, "_reprolab_monitors", [])), sim)
     modes = [harminv(h) for h in _STATE["harminvs"] if getattr(h, "modes", None)]
     _STATE["harminvs"] = [h for h in _STATE["harminvs"] if not getattr(h, "modes", None)]
     entry["runs"].append(
@@ -292,6 +290,30 @@ def _record_run(mp, sim, stop: dict, sampler: _EnergySampler, monitors_before: i
             "harminv": modes,
         }
     )
+
+
+# What a later run of the same Simulation may change without being another simulation.
+_PER_RUN_FIELDS = ("k_point", "m")
+
+
+def _entry_as_built(built: dict, sim) -> dict:
+    """The record's entry of `sim` as built now. Its fields are sent once and the
+    launcher refuses a change: a Simulation rebuilt between runs (`reset_meep` and new
+    geometry, `change_sources`, a monitor added) becomes a new simulation of its own."""
+    sims = _STATE["record"]["simulations"]
+    entry = next((s for s in sims if s["_id"] == _key(sim)), None)
+
+    def same(a: dict, b: dict) -> bool:
+        keys = (set(a) | set(b)) - {"_id", "index", "runs", "measured", *_PER_RUN_FIELDS}
+        return all(a.get(k) == b.get(k) for k in keys)
+
+    if entry is not None and not same(entry, built):
+        sim._reprolab_key = None  # a new number: the old entry stays as it was sent
+        entry = None
+    if entry is None:
+        entry = {**built, "_id": _key(sim), "index": len(sims), "runs": []}
+        sims.append(entry)
+    return entry
 
 
 def _is_master() -> bool:
@@ -330,10 +352,14 @@ def _same_reading(a: dict, b: dict) -> bool:
 
 
 def _send(event: dict) -> None:
+    if _STATE.get("fd") is not None:
+        _send_line(record_store.signed_line(_STATE["key"], event))
+
+
+def _send_line(data: bytes) -> None:
     fd = _STATE.get("fd")
     if fd is None:
         return
-    data = (json.dumps(event, default=str) + "\n").encode()
     try:
         view = memoryview(data)
         while view:
@@ -352,9 +378,13 @@ def _write() -> None:
     for entry in record["simulations"]:
         runs, measured = sent.get(entry["_id"], (0, 0))
         if len(entry["runs"]) > runs:
-            fields = {k: v for k, v in entry.items() if k not in ("runs", "measured")}
             new = entry["runs"][runs:]
-            _send({"event": "run", "sim": entry["_id"], "fields": fields, "runs": new})
+            event = {"event": "run", "sim": entry["_id"], "runs": new}
+            if not runs:  # the fields once, with the first run (the launcher keeps them)
+                event["fields"] = {
+                    k: v for k, v in entry.items() if k not in ("runs", "measured", "_id")
+                }
+            _send(event)
         values = entry.get("measured", [])
         if len(values) > measured:
             _send({"event": "measured", "sim": entry["_id"], "values": values[measured:]})

@@ -15,7 +15,7 @@ from pathlib import Path
 from reprolab import knowledge, run_files
 from reprolab.errors import InputFileError
 from reprolab.fileio import atomic_write_text
-from reprolab.physics import column_names, scatter_checks
+from reprolab.physics import column_names, record_store, scatter_checks
 from reprolab.physics import meanings as pm
 from reprolab.physics import thresholds as th
 from reprolab.physics.check import Check
@@ -420,6 +420,9 @@ def run_checks(
 
     checks.extend(unsafe_file_checks(workdir, list(expected_outputs)))
     checks, lossless = _with_record(checks, workdir, design, lossless, approved_materials)
+    channel = record_store.channel_check(workdir)
+    if channel:
+        checks.append(channel)
     checks.extend(_traced(workdir, design, paper))
     conservation = (design or {}).get("conservation")
     symmetric_pairs = (design or {}).get("symmetric_outputs", [])

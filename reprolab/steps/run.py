@@ -32,7 +32,7 @@ from reprolab.fileio import (
     sha256_file,
 )
 from reprolab.gates import consent, protocol
-from reprolab.jobs import stage_run, submit
+from reprolab.jobs import sandbox, stage_run, submit
 from reprolab.steps import debug_limits, job_budget, run_failures
 from reprolab.steps.blocking import block, passed_on_block
 from reprolab.steps.checks import checks_for
@@ -108,7 +108,8 @@ def run_with_repairs(
         counts[kind] += 1
         if "reused_from" not in record:  # counted when it happened, not again on resume
             count_failure(run, design.stage_id, kind, record, feedback)
-            archive_run(stage_dir / "run", kept, record)
+            cap_mb = sandbox.job_settings(run.config.get("simulation", {}))["folder_mb"]
+            archive_run(stage_dir / "run", kept, record, cap_mb)
         if counts[kind] >= limits[kind]:
             if kind == "physics":
                 record["physics_stuck"] = True
@@ -153,7 +154,8 @@ def settle_run(run, design, stage, code, stage_dir, repairs, reruns) -> tuple[di
             return record, kept
         # Kept first, so that the step resumes after a gate without running it again.
         if "reused_from" not in record:
-            archive_run(stage_dir / "run", kept, record)
+            cap_mb = sandbox.job_settings(run.config.get("simulation", {}))["folder_mb"]
+            archive_run(stage_dir / "run", kept, record, cap_mb)
         why = run_failures.rerun_needed(run, design.stage_id, record, reruns)
         if why is None:
             return record, kept
@@ -270,15 +272,16 @@ def restore_accepted_run(stage_dir: Path, record: dict) -> None:
     (run_dir / "result.json").unlink(missing_ok=True)
 
 
-def archive_run(run_dir: Path, kept: Path, record: dict) -> None:
+def archive_run(run_dir: Path, kept: Path, record: dict, cap_mb: int = 4096) -> None:
     """Keep a failed run (its files and record) before the next attempt clears run/:
-    copied without following a link (a link is kept as a link, never read)."""
+    copied without following a link (a link is kept as a link, never read), at most
+    the run folder's cap (`simulation.sandbox.run_folder_mb`) in bytes written."""
     import shutil
 
     if kept.exists():
         shutil.rmtree(kept)
     kept.parent.mkdir(parents=True, exist_ok=True)
-    run_files.copy_run_tree(run_dir, kept)
+    run_files.copy_run_tree(run_dir, kept, cap_bytes=cap_mb * 1024 * 1024)
     write_result(kept / "result.json", RunResult.model_validate(record))
 
 

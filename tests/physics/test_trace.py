@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from reprolab.physics import checks, trace
-from reprolab.physics.record_store import Assembler, record_path
+from reprolab.physics.record_store import Assembler, key_line, record_path, signed_line
 
 FREQS = np.linspace(1.1, 2.2, 30)
 INC = 1.0 + 0.3 * np.sin(3 * FREQS)
@@ -29,6 +29,21 @@ DESIGN = {
         }
     ],
 }
+
+
+FIELDS = {
+    "dimensions": 1,
+    "resolution": 10,
+    "cell": [0, 0, 10],
+    "sources": [],
+    "monitors": [],
+    "geometry": [],
+    "boundary_layers": [],
+    "boundaries": {},
+    "symmetries": [],
+    "default_material": {},
+}
+"""A simulation's fields as the recorder sends them (each kind the launcher requires)."""
 
 
 def flux(monitor: int, values, t: float = 100.0, freqs=FREQS) -> dict:
@@ -216,21 +231,27 @@ def test_no_record_fails_when_the_design_simulates(tmp_path):
 def test_assembler_keeps_each_folder_to_itself(tmp_path):
     a, b = tmp_path / "run" / "points" / "p000", tmp_path / "run" / "points" / "p001"
     asm = Assembler([str(a), str(b)])
-    run = {"event": "run", "sim": 1, "fields": {"resolution": 10}, "runs": [{"x": 1}]}
+    key = b"k" * 32
+    run = {"event": "run", "sim": 1, "fields": FIELDS, "runs": [{"x": 1}]}
+    asm.feed(key_line(key))
     for event in (
         {"event": "begin", "workdir": str(b)},
         run,
         {"event": "measured", "sim": 1, "values": [flux(0, [1.0], freqs=[1.0])]},
         {"event": "measured", "sim": 7, "values": [flux(0, [9.0], freqs=[1.0])]},  # never ran
         {"event": "begin", "workdir": str(tmp_path / "elsewhere")},
-        run,  # refused: not a folder of this job
+        run,  # ignored: not a folder of this job
     ):
-        asm.feed(json.dumps(event).encode())
+        asm.feed(signed_line(key, event))
+    asm.feed(signed_line(key, {"event": "begin", "workdir": str(b)}))
     asm.feed(b"{not json")
     asm.feed(b"x" * (17 * 1024 * 1024))
     written = asm.write()
-    assert written == [record_path(b)] and not record_path(a).exists()
+    assert written == [record_path(a), record_path(b)]
+    # a begin for a folder not of this job is refused for every folder of the job
+    other = json.loads(record_path(a).read_text())
+    assert other["simulations"] == [] and other["channel_refused"][0].startswith("begin for")
     rec = json.loads(record_path(b).read_text())
     (sim,) = rec["simulations"]
     assert sim["resolution"] == 10 and sim["runs"] == [{"x": 1}] and len(sim["measured"]) == 1
-    assert len(rec["channel_refused"]) == 3
+    assert len(rec["channel_refused"]) == 4, rec["channel_refused"]

@@ -1,0 +1,217 @@
+"""Attacks on the run-time record, written as a hostile generated script would write
+them: reaching the recorder by name, writing events into its channel, rewriting a
+simulation's fields, flooding the launcher, sending half an event."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from reprolab.jobs import sandbox
+from reprolab.physics import checks
+from reprolab.physics.record_store import (
+    MAX_RECORD_BYTES,
+    Assembler,
+    channel_check,
+    key_line,
+    record_path,
+    signed_line,
+)
+
+FIELDS = {
+    "dimensions": 1,
+    "resolution": 50,
+    "cell": [0, 0, 10],
+    "sources": [],
+    "monitors": [],
+    "geometry": [],
+    "boundary_layers": [{"axis": "z", "side": "low", "kind": "PML", "thickness": 1.0}],
+    "boundaries": {},
+    "symmetries": [],
+    "default_material": {},
+}
+KEY = b"\x07" * 32
+
+REACH_THE_RECORDER = {
+    "from-import": "from reprolab.physics import as_built\nas_built._send({'event': 'x'})\n",
+    "import-as": "import reprolab.physics.as_built as ab\n",
+    "__import__": "ab = __import__('reprolab.physics.as_built', fromlist=['_send'])\n",
+    "importlib": "import importlib\nab = importlib.import_module('reprolab.physics.as_built')\n",
+    "sys.modules": "import sys\nab = sys.modules['reprolab.physics.as_built']\n",
+    "sys.modules by getattr": "import sys\nmods = getattr(sys, 'modules')\n",
+    "from sys import modules": "from sys import modules\n",
+    "function globals": "import meep as mp\nsend = mp.Simulation.run.__globals__\n",
+    "globals by getattr": "import meep as mp\ng = getattr(mp.Simulation.run, '__globals__')\n",
+    "wrapped closure": "import meep as mp\nc = mp.Simulation.add_flux.__closure__\n",
+    "gc": "import gc\nobjs = gc.get_objects()\n",
+    "caller frames": "import sys\nf = sys._getframe(1).f_globals\n",
+    "inspect": "import inspect\nf = inspect.stack()\n",
+    "builtins": "import builtins\nimp = builtins.__import__\n",
+    "channel path": "fd = open('/run/' + 'reprolab-record', 'wb')\n",
+    "channel variable": "import os\npath = os.environ.get('REPROLAB_RECORD_CHANNEL')\n",
+}
+
+
+@pytest.mark.parametrize("attack", sorted(REACH_THE_RECORDER))
+def test_static_check_refuses_every_visible_way_to_the_recorder(attack):
+    assert sandbox.static_problems(REACH_THE_RECORDER[attack]), attack
+
+
+def test_static_check_passes_what_simulation_scripts_do():
+    """Meep's materials by name, the resolution scale the convergence reruns set, and a
+    docstring that names the pipeline: none of them reaches the recorder."""
+    code = textwrap.dedent(
+        '''
+        """Reproduced by reprolab: a silver film."""
+        import os, sys
+        import meep as mp
+        from meep import materials
+        RES = float(os.environ.get("REPROLAB_RESOLUTION_SCALE", "1")) * 20
+        metal = getattr(materials, "Ag".strip())
+        print(sys.argv, mp.__version__, file=sys.stderr)
+        '''
+    )
+    assert sandbox.static_problems(code) == []
+
+
+def feed(asm: Assembler, *events, key: bytes = KEY) -> None:
+    asm.feed(key_line(key))
+    for event in events:
+        asm.feed(event if isinstance(event, bytes) else signed_line(key, event))
+
+
+def test_a_later_event_cannot_rewrite_a_simulation(tmp_path):
+    """A run at 50 px/um, then a second run event for the same simulation claiming 500
+    px/um: the fields stay as first written, and the rewrite fails a named check."""
+    work = tmp_path / "run"
+    asm = Assembler([str(work)])
+    feed(
+        asm,
+        {"event": "run", "sim": 1, "fields": FIELDS, "runs": [{"sim_time": 10}]},
+        {"event": "run", "sim": 1, "fields": {**FIELDS, "resolution": 500}, "runs": [{}]},
+    )
+    asm.write()
+    rec = json.loads(record_path(work).read_text())
+    (sim,) = rec["simulations"]
+    assert sim["resolution"] == 50 and len(sim["runs"]) == 1
+    check = channel_check(work)
+    assert check.status == "fail" and "rewriting simulation 1" in check.detail
+
+
+def test_an_unsigned_event_written_into_the_channel_is_refused(tmp_path):
+    """What a script that finds the channel's descriptor can write: no signature (the
+    key is the recorder's, sent before the script ran), so nothing of it is kept."""
+    work = tmp_path / "run"
+    asm = Assembler([str(work)])
+    forged = {"event": "measured", "sim": 1, "values": [{"kind": "flux", "values": [0.99]}]}
+    feed(
+        asm,
+        {"event": "run", "sim": 1, "fields": FIELDS, "runs": [{}]},
+        json.dumps(forged).encode(),
+        signed_line(b"\x00" * 32, forged),  # signed with a guessed key
+    )
+    asm.write()
+    (sim,) = json.loads(record_path(work).read_text())["simulations"]
+    assert "measured" not in sim
+    assert "did not sign" in channel_check(work).detail
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [{k: v for k, v in FIELDS.items() if k != "sources"}, {**FIELDS, "monitors": 3}, [1, 2]],
+    ids=["no sources", "monitors not a list", "not an object"],
+)
+def test_a_malformed_event_fails_a_named_check_not_the_step(tmp_path, fields):
+    """A run event without its sources crashed the checks step (KeyError 'sources'):
+    it is refused, the record has no half-built simulation, and the checks name it."""
+    work = tmp_path / "run"
+    work.mkdir()
+    asm = Assembler([str(work)])
+    feed(asm, {"event": "run", "sim": 1, "fields": fields, "runs": [{}]})
+    asm.write()
+    record = {"exit_code": 0, "output_files": [], "stderr_tail": ""}
+    result = checks.run_checks(record, work, [], True, design={"stage_id": "stage1_x"})
+    got = {c["name"]: c for c in result["checks"]}
+    assert got["record:channel"]["status"] == "fail"
+    assert "simulation 1" in got["record:channel"]["detail"]
+    assert got["built:record_present"]["status"] == "fail"
+
+
+def test_a_flood_stops_at_the_records_cap(tmp_path):
+    """Events past the cap are refused before they are parsed; the record on disk stays
+    under the cap (it was 102 MB for 30 MB of events), and the refusal is named."""
+    work = tmp_path / "run"
+    asm = Assembler([str(work)])
+    big = {"event": "measured", "sim": 1, "values": [{"kind": "flux", "pad": "x" * 1_000_000}]}
+    line = signed_line(KEY, big)
+    feed(asm, {"event": "run", "sim": 1, "fields": FIELDS, "runs": [{}]})
+    for _ in range(30):
+        asm.feed(line)
+    asm.write()
+    assert record_path(work).stat().st_size < MAX_RECORD_BYTES + 100_000
+    assert "over the record's cap" in channel_check(work).detail
+
+
+def test_forged_events_through_the_real_channel_change_nothing(tmp_path):
+    """Through the real sandbox: the script finds the channel's descriptor and writes a
+    rewrite of its simulation (resolution 1000) and a made-up measurement. The record
+    keeps what Meep built and measured, and `record:channel` fails."""
+    pytest.importorskip("meep")
+    from reprolab.jobs import bwrap, launch
+    from tests.support.planted.scripts import slab_script
+
+    if not bwrap.availability()[0]:
+        pytest.skip("no bubblewrap here")
+    code, design = slab_script()
+    attack = textwrap.dedent(
+        """
+        import json, os
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                if "record" in os.readlink(f"/proc/self/fd/{fd}"):
+                    for forged in (
+                        {"event": "run", "sim": 2, "fields": {"resolution": 1000}, "runs": []},
+                        {"event": "measured", "sim": 2, "values": [{"kind": "flux"}]},
+                    ):
+                        os.write(int(fd), (json.dumps(forged) + "\\n").encode())
+            except OSError:
+                pass
+        """
+    )
+    workdir = tmp_path / "run"
+    workdir.mkdir()
+    (workdir / "sim.py").write_text(code + attack)
+    job = launch.SimulationJob(script=str(workdir / "sim.py"), workdir=str(workdir), timeout_s=120)
+    record = launch.run_job(job)
+    assert record["exit_code"] == 0, record["stderr_tail"]
+    built = json.loads(record_path(workdir).read_text())["simulations"]
+    assert [s["resolution"] for s in built] == [100, 100]
+    assert all(m.get("kind") == "flux" and "values" in m for m in built[1]["measured"])
+    result = checks.run_checks(record, workdir, ["spectrum.csv"], True, design=design)
+    got = {c["name"]: c["status"] for c in result["checks"]}
+    assert got["record:channel"] == "fail"
+    assert got["traceable:spectrum.csv:T"] == "pass"
+
+
+def test_a_failed_runs_sparse_files_are_not_inflated_when_kept(tmp_path):
+    """A run folder of sparse files (1 GB apparent, a few KB on disk) is kept as a copy
+    of at most the folder's cap in bytes written: the rest is named, not copied."""
+    from reprolab.run_files import LEFT_OUT_FILE
+    from reprolab.steps.run import archive_run
+
+    run_dir, kept = tmp_path / "run", tmp_path / "failed_runs" / "f1"
+    run_dir.mkdir()
+    (run_dir / "spectrum.csv").write_text("f,T\n1,0.5\n")
+    for i in range(4):
+        with open(run_dir / f"hole{i}.bin", "wb") as fh:
+            fh.truncate(256 * 1024 * 1024)  # sparse: nothing written
+    archive_run(run_dir, kept, {"exit_code": 1, "output_files": []}, cap_mb=1)
+    written = sum(p.stat().st_size for p in Path(kept).rglob("*") if p.is_file())
+    assert written < 1024 * 1024
+    assert (kept / "spectrum.csv").read_text() == "f,T\n1,0.5\n"
+    assert sorted((kept / LEFT_OUT_FILE).read_text().split()[-4:]) == [
+        f"hole{i}.bin" for i in range(4)
+    ]
