@@ -264,7 +264,8 @@ def m_check(sims: list[dict], design: dict) -> Check | None:
 def boundary_checks(sims: list[dict], design: dict | None) -> list[Check]:
     """The design's coordinates, boundaries, k points and m against the record; none
     without a design or for a run that built nothing."""
-    if not design or not sims or design.get("runs_simulation") is False:
+    declared_none = design and design.get("runs_simulation") is False
+    if not design or not sims or (declared_none and not design.get("plan_simulates")):
         return []
     coords = coordinates_check(sims, design)
     found = [coords, k_points_check(sims, design), m_check(sims, design)]

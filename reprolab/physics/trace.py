@@ -66,9 +66,13 @@ MACHINE_ZERO = 1e-12
 
 
 def simulates(design: dict | None) -> bool:
-    """The design time-steps a simulation: not `runs_simulation: false`, and not the
-    material validation (stage 0, the plan's first stage), which may evaluate the
-    material models alone whatever its design's FDTD parameters say."""
+    """The design time-steps a simulation: the plan's word where the checks step read
+    it (`plan_simulates`: not a MATERIAL_VALIDATION stage), whatever the design says;
+    else not `runs_simulation: false`, and not the material validation (stage 0, the
+    plan's first stage), which may evaluate the material models alone whatever its
+    design's FDTD parameters say."""
+    if design and design.get("plan_simulates") is not None:
+        return bool(design["plan_simulates"])
     if not design or design.get("runs_simulation") is False:
         return False
     return not str(design.get("stage_id", "")).startswith("stage0_")

@@ -15,7 +15,7 @@ from reprolab.artifacts import (
 )
 from reprolab.physics import checks as checks_mod
 from reprolab.steps import eligibility
-from reprolab.steps.static import static_findings
+from reprolab.steps.static import simulates_structure, static_findings
 
 
 def checks_for(
@@ -25,12 +25,15 @@ def checks_for(
     design, mats = design_art.output, design_art.materials
     by_id = {m["material_id"]: m for m in mats}
     lossless = all(by_id.get(m, {}).get("lossless", True) for m in design.materials)
+    design_json = design_art.output_json()
+    # Whether the stage simulates is the plan's word, not the design's alone.
+    design_json["plan_simulates"] = simulates_structure(design, run)
     return checks_mod.run_checks(
         record,
         workdir,
         code.expected_outputs,
         lossless,
-        design=design_art.output_json(),
+        design=design_json,
         static=static_findings(design, mats, code.code, run),
         paper=paper_curves(run, design),
         approved_materials=[m for m in mats if m.get("approved_model")],

@@ -215,3 +215,42 @@ def test_a_failed_runs_sparse_files_are_not_inflated_when_kept(tmp_path):
     assert sorted((kept / LEFT_OUT_FILE).read_text().split()[-4:]) == [
         f"hole{i}.bin" for i in range(4)
     ]
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [{"runs_simulation": False}, {"stage_id": "stage0_bypass"}],
+    ids=["runs_simulation false", "stage0 prefix"],
+)
+def test_a_design_cannot_switch_the_record_off_when_the_plan_simulates(tmp_path, claim):
+    """The design says it simulates nothing (or takes a stage-0 id) and the record's
+    channel was closed: the plan's stage simulates, so the missing record fails."""
+    work = tmp_path / "run"
+    work.mkdir()
+    design = {"stage_id": "stage2_mirror", "figure_outputs": [], **claim}
+    record = {"exit_code": 0, "output_files": [], "stderr_tail": ""}
+    judged = checks.run_checks(record, work, [], True, design={**design, "plan_simulates": True})
+    got = {c["name"]: c["status"] for c in judged["checks"]}
+    assert got["built:record_present"] == "fail"
+    material = checks.run_checks(record, work, [], True, design={**design, "plan_simulates": False})
+    assert "built:record_present" not in {c["name"] for c in material["checks"]}
+
+
+def test_the_checks_step_reads_the_plans_word(tmp_path, monkeypatch):
+    """`checks_for` marks the design with the plan's word: a stage of any type but
+    MATERIAL_VALIDATION simulates, whatever its design says."""
+    from types import SimpleNamespace
+
+    from reprolab.steps import static
+
+    material, other = static.StageType.MATERIAL_VALIDATION, list(static.StageType)[-1]
+    assert other != material
+    stages = [
+        SimpleNamespace(stage_id="stage0_material_validation", stage_type=material),
+        SimpleNamespace(stage_id="stage1_slab", stage_type=other),
+    ]
+    monkeypatch.setattr(static, "load_plan", lambda path: SimpleNamespace(stages=stages))
+    run = SimpleNamespace(out_dir=tmp_path)
+    for stage, expected in (("stage1_slab", True), ("stage0_material_validation", False)):
+        design = SimpleNamespace(stage_id=stage, runs_simulation=False)
+        assert static.simulates_structure(design, run) is expected
