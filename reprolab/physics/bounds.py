@@ -23,7 +23,6 @@ A sweep (one record per point) and cylindrical coordinates are not judged here.
 
 from __future__ import annotations
 
-import csv
 import itertools
 import math
 import re
@@ -31,6 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
+from reprolab import run_files
+from reprolab.errors import InputFileError
 from reprolab.physics import meanings as pm
 from reprolab.physics import thresholds as th
 from reprolab.physics.check import Check
@@ -38,7 +39,6 @@ from reprolab.physics.column_names import frequencies as reported_frequencies
 from reprolab.physics.record_checks import load_record, lossless
 from reprolab.physics.record_store import record_home
 from reprolab.physics.trace import simulates
-from reprolab.run_files import table_rows
 
 MAX_MONITORS = 10  # 3^10 sign patterns of one run's flux spectra
 NEGLIGIBLE = 1e-2  # frequencies where the scattered flux is under this of its largest
@@ -69,8 +69,8 @@ def bound_checks(workdir: Path, design: dict | None) -> list[Check]:
             continue
         try:
             cols = _read_csv(path)
-        except (OSError, ValueError, UnicodeDecodeError):
-            continue  # parse:<file> already fails it
+        except (OSError, ValueError, InputFileError):
+            continue  # parse:<file> or unsafe_file:<file> already fails it
         found = pm.of_file(design, name, list(cols))
         xs_cols = pm.with_meaning(found, *pm.CROSS_SECTIONS)
         freqs = _row_freqs(cols, design)
@@ -98,8 +98,7 @@ def _guarded(file: str, column: str, freqs, ys, sims, design) -> Check:
 
 
 def _read_csv(path: Path) -> dict[str, np.ndarray]:
-    with open(path, newline="", encoding="utf-8") as fh:
-        rows = table_rows(list(csv.reader(fh)))
+    rows = run_files.read_run_csv(path.parent, path.name)  # no link, within the caps
     header = [h.strip() for h in rows[0]]
     body = np.array([[float(v) for v in r[: len(header)]] for r in rows[1:]], dtype=float)
     return {h: body[:, i] for i, h in enumerate(header)} if len(body) else {}

@@ -6,7 +6,6 @@ never override a `fail` here. Thresholds come from `reprolab.physics.thresholds`
 
 from __future__ import annotations
 
-import csv
 import math
 import re
 from dataclasses import asdict
@@ -25,9 +24,10 @@ NAN_LOG_PATTERN = "fields are NaN or Inf"
 
 def read_numeric_csv(path: Path) -> dict[str, list[float]]:
     """Columns of a CSV with a header row (comment lines read as numpy and pandas read
-    them: `run_files.table_rows`); non-numeric cells become NaN."""
-    with open(path, newline="", encoding="utf-8") as fh:
-        return numeric_columns(run_files.table_rows(list(csv.reader(fh))))
+    them: `run_files.table_rows`); non-numeric cells become NaN. A run wrote it (stage
+    0's material data): read without following a link, within the caps."""
+    path = Path(path)
+    return numeric_columns(run_files.read_run_csv(path.parent, path.name))
 
 
 def read_output_csv(run_dir: Path, name: str) -> dict[str, list[float]]:

@@ -25,6 +25,7 @@ import math
 import operator
 from pathlib import Path
 
+from reprolab.errors import InputFileError
 from reprolab.physics import meanings
 from reprolab.physics import thresholds as th
 from reprolab.physics.boundary_checks import pml_thicknesses
@@ -52,7 +53,7 @@ def material_max_index(material: dict) -> float | None:
     if data and Path(data).is_file():
         try:
             cols = read_numeric_csv(Path(data))
-        except (OSError, IndexError, UnicodeDecodeError):
+        except (OSError, IndexError, UnicodeDecodeError, InputFileError):
             return None
         if cols.get("n"):
             return max(cols["n"])

@@ -40,18 +40,18 @@ beginning "output not traceable to the simulation".
 
 from __future__ import annotations
 
-import csv
 import itertools
 import json
 from pathlib import Path
 
 import numpy as np
 
+from reprolab import run_files
+from reprolab.errors import InputFileError
 from reprolab.physics import column_names
 from reprolab.physics.check import Check
 from reprolab.physics.record_checks import load_record
 from reprolab.physics.record_store import RECORD_FILE, record_home
-from reprolab.run_files import table_rows
 
 NOT_TRACEABLE = "output not traceable to the simulation"
 REL_TOL = 1e-6
@@ -110,7 +110,7 @@ def trace_checks(workdir: Path, design: dict | None, paper: dict | None = None) 
             else:
                 digitized = (paper or {}).get((fo["figure_id"], fo["curve_id"]))
                 verdict = _trace_csv(Path(workdir) / fo["file"], fo, groups, design, digitized)
-        except (OSError, ValueError, KeyError, IndexError) as exc:
+        except (OSError, ValueError, KeyError, IndexError, InputFileError) as exc:
             verdict = (False, f"cannot read it: {type(exc).__name__}: {exc}", 0)
         ok, detail, n = verdict
         out.append(
@@ -269,13 +269,9 @@ def _precision(texts: list[str]) -> np.ndarray:
 def _read_columns(path: Path, x: str, y: str):
     """x, y, y's written precision and x's relative one, of a CSV output (a regular file,
     bounded rows)."""
-    if path.is_symlink() or not path.is_file():
-        raise ValueError(f"{path.name} is not a regular file in the run folder")
-    with open(path, newline="", encoding="utf-8") as fh:
-        rows = list(itertools.islice(csv.reader(fh), MAX_ROWS + 2))
+    rows = run_files.read_run_csv(path.parent, path.name)  # no link, within the caps
     if len(rows) > MAX_ROWS + 1:
         raise ValueError(f"{path.name} has over {MAX_ROWS} rows")
-    rows = table_rows(rows)
     header = [h.strip() for h in rows[0]]
     ix, iy = header.index(x), header.index(y)
     body = [r for r in rows[1:] if len(r) > max(ix, iy)]
@@ -439,13 +435,15 @@ def _trace_map(path: Path, fo: dict, groups, design: dict) -> tuple[bool, str, i
     """A field map's rows against the DFT digests of the same frequency."""
     import h5py
 
-    if path.is_symlink() or not path.is_file():
-        raise ValueError(f"{path.name} is not a regular file in the run folder")
-    with h5py.File(path, "r") as h5:
-        ds, ycoord = h5[fo["dataset"]], h5[fo["y_column"]]
-        if ds.ndim != 2 or ds.size > 50_000_000 or ycoord.size != ds.shape[0]:
-            raise ValueError(f"{fo['dataset']} is not a 2D map along {fo['y_column']}")
-        data, yv = np.asarray(ds[()], dtype=float), np.asarray(ycoord[()], dtype=float)
+    # no link, no external storage or virtual dataset, each dataset within the caps
+    with (
+        run_files.open_run_file(path.parent, path.name, run_files.MAX_HDF5_BYTES) as fh,
+        h5py.File(fh, "r") as h5,
+    ):
+        data = np.asarray(run_files.hdf5_dataset(h5, fo["dataset"], path), dtype=float)
+        yv = np.asarray(run_files.hdf5_dataset(h5, fo["y_column"], path), dtype=float)
+    if data.ndim != 2 or yv.size != data.shape[0]:
+        raise ValueError(f"{fo['dataset']} is not a 2D map along {fo['y_column']}")
     freqs = column_names.frequencies(fo["y_column"], list(yv), design.get("unit_length_um", 1.0))
     if freqs is None or len(freqs) != len(yv):
         return False, f"{fo['y_column']} is neither a wavelength nor a frequency", 0

@@ -254,3 +254,24 @@ def test_the_checks_step_reads_the_plans_word(tmp_path, monkeypatch):
     for stage, expected in (("stage1_slab", True), ("stage0_material_validation", False)):
         design = SimpleNamespace(stage_id=stage, runs_simulation=False)
         assert static.simulates_structure(design, run) is expected
+
+
+def test_the_traces_hdf5_reader_refuses_external_storage(tmp_path):
+    """A field map whose dataset's bytes live in a host file (external storage): the
+    trace read and printed them into checks.json; now it refuses the dataset, naming it."""
+    h5py = pytest.importorskip("h5py")
+    import numpy as np
+
+    from reprolab.errors import UnsafeRunFile
+    from reprolab.physics import trace
+
+    secret = tmp_path / "host_secret.bin"
+    secret.write_bytes(np.arange(16, dtype=float).tobytes())
+    run = tmp_path / "run"
+    run.mkdir()
+    with h5py.File(run / "map.h5", "w") as h5:
+        h5.create_dataset("E2", shape=(4, 4), dtype=float, external=[(str(secret), 0, 128)])
+        h5["wavelength_um"] = np.linspace(1.0, 2.0, 4)
+    fo = {"file": "map.h5", "dataset": "E2", "y_column": "wavelength_um"}
+    with pytest.raises(UnsafeRunFile, match="E2.*other files"):
+        trace._trace_map(run / "map.h5", fo, [[]], {})
