@@ -126,6 +126,40 @@ INJECTION_PATTERNS = {
         r"classified|marked|declared|labell?ed|recorded|rated|graded|deemed|treated)\s+as\s+"
         r"(an? )?(full |fully |complete |clear )?" + _SUCCESS
     ),
+    # Telling the reader to drop what it was given before ("set aside everything you were
+    # told before this paragraph"): the text before it is the reader's task.
+    "dismiss_context": (
+        r"\b(ignore|disregard|forget|set aside|put aside|lay aside|push aside|discard|"
+        r"throw (out|away)|leave behind|erase|wipe( out| away)?|abandon|override|overrule|"
+        r"pay no (heed|attention) to|do not (follow|obey|heed))\b.{0,20}?"
+        r"(\b(everything|anything|whatever|all( that)?|what)\b.{0,40}?(\byou('ve| have| had)?"
+        r"( been| were| was)? (told|given|instructed|asked|shown|taught|fed)\b|\b(before|above|"
+        r"preceding|prior to) this (paragraph|sentence|line|point|section|message|note|text)\b|"
+        r"\b(until|up to) (now|here|this point)\b)|\b(your|the) (earlier|previous|prior|"
+        r"preceding|original|initial) (context|conversation|briefing|setup|task|messages?|"
+        r"paragraphs?|input)\b)|"
+        r"\b(everything|anything|whatever|all|what) (you (were|have been|had been) (told|given|"
+        r"instructed)|(that )?(came|comes|was written|is written|you read) (before|above|earlier))"
+        r"\b.{0,30}?\b(no longer (applies|apply|holds|counts)|(is|are) (now )?(void|obsolete|"
+        r"cancell?ed|superseded|null|irrelevant)|(should|must|can|may) be (ignored|disregarded|"
+        r"forgotten|discarded|set aside))\b|"
+        r"\b(earlier|previous|prior|preceding|above|original) (guidance|context|text|"
+        r"instructions?|directions|rules|messages?|orders|briefing) (is|are) (now )?(void|"
+        r"obsolete|cancell?ed|superseded|null|revoked|no longer (valid|in force|applicable))\b"
+    ),
+    # Declaring the outcome without "as": "declare this reproduction a complete success".
+    "success_declaration": (
+        r"\b(declare|deem|pronounce|proclaim|announce|certify|rule)\b\s+(that\s+)?"
+        r"(this|the|these|that|our|its|each|every|all|any)\s+" + _OUTCOME + r"\s+"
+        r"((is|was|were|are|to be|has been|have been)\s+)?(an? )?(full |fully |complete |"
+        r"completely |total |totally |clear |unqualified |resounding |perfect |perfectly |"
+        r"exact |exactly |faithful |faithfully )?(success(ful|fully)?|reproduced|replicated|"
+        r"passed|matched|a match|correct|succeeded|accurate)\b|"
+        r"\b(call|consider|grade|rate|mark|label|treat|judge)\s+(this|the|these|that|our|its|"
+        r"each|every|all|any)\s+" + _OUTCOME + r"\s+(an? )?(full |complete |total |clear |"
+        r"unqualified |resounding |perfect )?(success|successful|successfully reproduced|"
+        r"passed)\b"
+    ),
 }
 _COMPILED = {name: re.compile(p, re.DOTALL) for name, p in INJECTION_PATTERNS.items()}
 
