@@ -328,5 +328,9 @@ def read_pdf(src: Path, fig_dir: Path):
     except Exception as exc:  # noqa: BLE001 - any unreadable PDF is the user's file
         raise InputFileError(src, f"cannot be read as a PDF ({exc})") from None
     if doc.page_count > MAX_PAGES:
-        raise InputFileError(src, f"has {doc.page_count} pages, over {MAX_PAGES}; give the paper")
+        raise InputFileError(
+            src,
+            f"has {doc.page_count} pages, over {MAX_PAGES}; give the paper alone (its "
+            "supplement as a separate file, or the pages that matter)",
+        )
     return read_pdf_intake(doc, fig_dir)

@@ -35,7 +35,7 @@ NUMBER = re.compile(r"^[\s\-−+0-9.,eE×^⁰¹²³⁴⁵⁶⁷⁸⁹⁻]*$")
 PANEL = re.compile(r"^\(?[a-h]\)$")
 ACCOUNT = "intake_text.json"
 MAX_PIXELS = 16_000_000  # a figure's image; a page of any size renders within it
-MAX_PAGES = 300  # a PDF longer than this is not one paper
+MAX_PAGES = 100  # a PDF longer than this is not one paper (each page costs ~0.25 s)
 LABEL_WORDS = 5  # a line of this many words or more is a sentence, not a label
 
 
@@ -119,7 +119,7 @@ def equation_image(page, pno: int, ln: dict, fig_dir: Path) -> str:
         n += 1
     clip = (ln["rect"] + (-3, -3, 3, 3)) & page.rect
     name = f"equation_p{pno}_{n}.png"
-    page.get_pixmap(clip=clip, dpi=render_dpi(clip)).save(fig_dir / name)
+    page.get_pixmap(clip=clip, matrix=render_matrix(clip)).save(fig_dir / name)
     return f"figures/{name}"
 
 
@@ -366,15 +366,21 @@ def place_figures(
         out.append(fig)
     for fig in out:
         clip = fig.pop("clip")
-        page.get_pixmap(clip=clip, dpi=render_dpi(clip)).save(fig_dir / Path(fig["image"]).name)
+        page.get_pixmap(clip=clip, matrix=render_matrix(clip)).save(
+            fig_dir / Path(fig["image"]).name
+        )
     done.extend(out)
     return out
 
 
-def render_dpi(clip) -> int:
-    """150 dpi, or less where that would make an image of more than MAX_PIXELS."""
+def render_matrix(clip):
+    """150 dpi, or less (below 1 dpi if need be: a page may declare itself kilometres
+    wide) where that would make an image of more than MAX_PIXELS."""
     inches = max(clip.width * clip.height / 72**2, 1e-9)
-    return max(min(150, int((MAX_PIXELS / inches) ** 0.5)), 1)
+    import pymupdf
+
+    dpi = min(150.0, 0.995 * (MAX_PIXELS / inches) ** 0.5)  # pixels round up
+    return pymupdf.Matrix(dpi / 72, dpi / 72)
 
 
 def figure_id(cap: dict | None, pno: int, gi: int, done: list[dict]) -> str:
