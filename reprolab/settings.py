@@ -195,6 +195,7 @@ SIMULATION_RUN_KEYS = (
     "memory_safety_factor",
     "min_memory_mb",
     "max_memory_mb",
+    "cap_to_limits",
     "max_concurrent_jobs",
 )
 """simulation settings that change what a run is (ranks, memory, a sweep point's time

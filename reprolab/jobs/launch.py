@@ -62,6 +62,9 @@ class SimulationJob:
     python: str = sys.executable
     memory_mb: int = 0
     """Address-space limit per rank in MB (0: none)."""
+    resident_mb: int = 0
+    """Resident memory per rank the watchdog allows, the sized request (0: memory_mb).
+    The address space needs headroom over it (virtual_memory_overhead_mb); use does not."""
     sandbox: bool = True
     """Run through `reprolab.jobs.sandbox_run` (MPI record, runtime guard)."""
     isolate_network: bool = False
@@ -154,6 +157,7 @@ def _srun_ranks(job: SimulationJob) -> bool:
 def job_limits(job: SimulationJob) -> limits.Limits:
     return limits.Limits(
         memory_mb=job.memory_mb,
+        resident_mb=job.resident_mb,
         ranks=job.mpi_ranks,
         cpu_seconds=int(job.timeout_s * max(1, job.mpi_ranks)) + 30,
         max_processes=job.max_processes,

@@ -57,6 +57,9 @@ WALL_BACKSTOP = 20
 class Limits:
     memory_mb: int = 0
     """Address space per process and, times the ranks, resident memory of the tree (0: none)."""
+    resident_mb: int = 0
+    """Resident memory per rank when it is not memory_mb (the sized request, without the
+    address space's headroom); times the ranks, the tree's cap."""
     ranks: int = 1
     cpu_seconds: int = 0
     max_processes: int = 0
@@ -309,7 +312,8 @@ class Watchdog(threading.Thread):
 
     def run(self) -> None:
         last_disk = 0.0
-        mem_cap = self.limits.memory_mb * max(1, self.limits.ranks)
+        per_rank = self.limits.resident_mb or self.limits.memory_mb
+        mem_cap = per_rank * max(1, self.limits.ranks)
         while not self._halt.wait(0.1):
             tree = self.processes()
             if self.out_of_time(tree):

@@ -283,6 +283,7 @@ def _one_worker(points: list[SimulationJob], worker_dir: str, root: str) -> list
     cmd = worker_command(head, root, plan)
     box = limits.Limits(
         memory_mb=head.memory_mb,
+        resident_mb=head.resident_mb,
         ranks=1,
         cpu_seconds=int(sum(p.timeout_s for p in points)) + 30,
         max_processes=head.max_processes,

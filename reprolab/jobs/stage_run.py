@@ -158,11 +158,35 @@ def size_and_check(design: SimulationDesign, script, budget_minutes: float, sim_
     settings = submit.ClusterSettings.from_config(sim_cfg)
     job = job_size.for_stage(design, Path(script).read_text(encoding="utf-8"), sim_cfg)
     resources, timeout_s, notes = sized_resources(job, design, budget_minutes, sim_cfg)
+    over_site_memory(job, design, sim_cfg, f"{design.stage_id} ({script})")
     request = {"time_min": resources.time_min, "mem_mb": resources.mem_mb, "ranks": resources.ranks}
     limits = job_size.partition_limits(sim_cfg, settings.partition, settings.executor)
     job_size.check_partition(job, request, limits, f"{design.stage_id} ({script})")
     job.request = {**request, "timeout_s": timeout_s, "sized": job.request}  # what was asked
     return job, resources, timeout_s, notes
+
+
+def over_site_memory(job: job_size.JobSize, design: SimulationDesign, sim_cfg: dict, where):
+    """Raise JobTooLarge (nothing submitted) when the job's own estimate needs more memory
+    than `simulation.max_memory_mb`: capped silently, it would run out of memory, or the
+    estimate is wrong (2e9 MB was submitted as 8 GB). The user decides: raise the limit,
+    take the cap (`simulation.cap_to_limits: true`) or redo the design."""
+    hi = sizing.memory_bounds(sim_cfg)[1]
+    if job.source == "design":
+        needed, source = math.ceil(job.request["mem_mb"]), "sized from the design"
+    else:
+        factor = float(sim_cfg.get("memory_safety_factor", 2.0))
+        needed = math.ceil(design.performance_estimate.memory_mb * factor)
+        source = f"the design's estimate x memory_safety_factor {factor:g}"
+    if needed <= hi or sim_cfg.get("cap_to_limits"):
+        return
+    raise job_size.JobTooLarge(
+        f"{where}: not submitted: it needs {needed} MB ({source}), over "
+        f"simulation.max_memory_mb = {hi}. To go on, either raise simulation.max_memory_mb "
+        f"to {needed} or more, or set simulation.cap_to_limits: true to run it with "
+        f"{hi} MB, then `reprolab run` again; or redo the design smaller: `reprolab "
+        f"invalidate PAPER {design.stage_id} --reason 'memory over the site limit'`."
+    )
 
 
 def declared_cores(design_path: str | Path, sim_cfg: dict) -> int:
@@ -307,6 +331,8 @@ def run_stage(
         memory_mb=(resources.mem_mb // resources.ranks + box.virtual_memory_overhead_mb)
         if box.runtime_guard
         else 0,
+        # the watchdog's cap is the request itself: the headroom is the address space's
+        resident_mb=resources.mem_mb // resources.ranks if box.runtime_guard else 0,
         sandbox=box.runtime_guard,
         isolate_network=isolate,
         **sandbox.job_settings(sim_cfg),

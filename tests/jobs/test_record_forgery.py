@@ -275,3 +275,66 @@ def test_the_traces_hdf5_reader_refuses_external_storage(tmp_path):
     fo = {"file": "map.h5", "dataset": "E2", "y_column": "wavelength_um"}
     with pytest.raises(UnsafeRunFile, match="E2.*other files"):
         trace._trace_map(run / "map.h5", fo, [[]], {})
+
+
+def test_a_run_over_its_sized_memory_is_stopped_not_its_address_space(tmp_path):
+    """Sized at 240 MB a rank (the address space 1 GB above it): a script holding
+    600 MB resident finished normally (the cap was the request plus 1 GB); the watchdog
+    now stops it at the request. A correct Meep run sized the same is not stopped."""
+    pytest.importorskip("meep")
+    from reprolab.jobs import bwrap, launch
+    from tests.support.planted.scripts import slab_script
+
+    if not bwrap.availability()[0]:
+        pytest.skip("no bubblewrap here")
+
+    def run(name: str, code: str) -> dict:
+        workdir = tmp_path / name
+        workdir.mkdir()
+        (workdir / "sim.py").write_text(code)
+        job = launch.SimulationJob(
+            script=str(workdir / "sim.py"),
+            workdir=str(workdir),
+            timeout_s=60,
+            memory_mb=240 + 1024,
+            resident_mb=240,
+        )
+        return launch.run_job(job)
+
+    hog = "import time\nblock = bytearray(600 * 2**20)\nblock[::4096] = b'x' * len(block[::4096])\n"
+    hog += "time.sleep(1)\n"  # the watchdog looks every 0.1 s
+    record = run("hog", hog)
+    assert (record.get("failure") or {}).get("kind") == "memory_limit", record.get("failure")
+    correct = run("slab", slab_script()[0])
+    assert correct["exit_code"] == 0 and not correct.get("failure"), correct.get("failure")
+
+
+def test_an_estimate_beyond_the_sites_memory_stops_with_the_way_on(tmp_path):
+    """An impossible estimate (2e9 MB) was capped and submitted as 8 GB: now nothing is
+    submitted, and the stop names the limit and how to go on; the cap taken on purpose
+    (`cap_to_limits`) submits it capped."""
+    from agents.simulation_designer import SimulationDesign
+    from reprolab.jobs import job_size, stage_run
+    from tests.support.builders import minimal_design
+
+    design = SimulationDesign.model_validate(
+        minimal_design(
+            dimensions=2,
+            resolution=20,
+            performance_estimate={"runtime_seconds": 60, "memory_mb": 2e9, "mpi_ranks": 64},
+        )
+    )
+    script = tmp_path / "simulation.py"
+    # a cell the sizing cannot read: the agent's estimate is the size
+    script.write_text(
+        "import meep as mp\nsim = mp.Simulation(cell_size=medium.size(), resolution=20)\n"
+        "sim.run(until=10)\n"
+    )
+    cfg = {"executor": "local", "max_memory_mb": 8192}
+    with pytest.raises(job_size.JobTooLarge) as err:
+        stage_run.size_and_check(design, script, 10, cfg)
+    text = str(err.value)
+    assert "over simulation.max_memory_mb = 8192" in text and "cap_to_limits: true" in text
+    assert "reprolab invalidate" in text
+    capped = stage_run.size_and_check(design, script, 10, {**cfg, "cap_to_limits": True})
+    assert capped[1].mem_mb == 8192
