@@ -200,7 +200,49 @@ def static_problems(code: str) -> list[str]:
             for text in _string_parts(node.slice):
                 if SECRET_NAME.search(text):
                     refuse(node, f"reading the secret-like variable '{text}'")
+    problems += _patching_problems(tree)
     return sorted(problems, key=lambda p: int(p.split(":")[0].split()[1]))
+
+
+# Settings objects of the libraries a script may set by assignment (`mp.verbosity.meep
+# = 0`, `matplotlib.rcParams`): their attributes are values, not what Meep measures.
+SETTINGS_OBJECTS = {"verbosity", "rcParams"}
+
+
+def _patching_problems(tree: ast.AST) -> list[str]:
+    """Assignments into an imported module or class (`mp.get_fluxes = ...`,
+    `mp.Simulation.run = ...`, `setattr(mp, ...)`): the recorder reads what Meep measured
+    through those functions, and a script replacing them would feed it made-up values.
+    A simulation's own objects (`sim.k_point = ...`) and `plt.rcParams[...]` stay free."""
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            imported |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    out = []
+    for node in ast.walk(tree):
+        targets = []
+        if isinstance(node, ast.Assign | ast.Delete):
+            targets = node.targets
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+            targets = [node.target]
+        elif isinstance(node, ast.Call) and _dotted(node.func) in ("setattr", "delattr"):
+            targets = node.args[:1]
+            if targets and _dotted(targets[0]).split(".")[0] in imported:
+                out.append(
+                    f"line {node.lineno}: sandbox refuses {_dotted(node.func)}() on "
+                    f"'{_dotted(targets[0])}' (replacing what an imported module does)"
+                )
+            continue
+        for target in targets:
+            settings = set(_dotted(target).split(".")) & SETTINGS_OBJECTS
+            if settings or not isinstance(target, ast.Attribute):
+                continue
+            if _dotted(target).split(".")[0] in imported:
+                out.append(
+                    f"line {node.lineno}: sandbox refuses assigning '{_dotted(target)}' "
+                    "(replacing what an imported module does; keep your own names)"
+                )
+    return out
 
 
 def _string_parts(node: ast.AST) -> list[str]:

@@ -52,6 +52,11 @@ REACH_THE_RECORDER = {
     "builtins": "import builtins\nimp = builtins.__import__\n",
     "channel path": "fd = open('/run/' + 'reprolab-record', 'wb')\n",
     "channel variable": "import os\npath = os.environ.get('REPROLAB_RECORD_CHANNEL')\n",
+    # replacing what Meep measures, so that the recorder reads made-up values
+    "patch a function": "import meep as mp\nmp.get_fluxes = lambda *f: [0.99] * 50\n",
+    "patch a method": "import meep as mp\nmp.Simulation.get_flux_data = None\n",
+    "patch a class imported": "from meep import Simulation\nSimulation.run = print\n",
+    "setattr a module": "import meep\nsetattr(meep, 'get_fluxes', print)\n",
 }
 
 
@@ -72,6 +77,9 @@ def test_static_check_passes_what_simulation_scripts_do():
         RES = float(os.environ.get("REPROLAB_RESOLUTION_SCALE", "1")) * 20
         metal = getattr(materials, "Ag".strip())
         print(sys.argv, mp.__version__, file=sys.stderr)
+        mp.verbosity.meep = 0
+        sim = mp.Simulation(cell_size=mp.Vector3(1), resolution=RES)
+        sim.k_point = mp.Vector3(0.1)
         '''
     )
     assert sandbox.static_problems(code) == []
