@@ -420,9 +420,6 @@ def run_checks(
 
     checks.extend(unsafe_file_checks(workdir, list(expected_outputs)))
     checks, lossless = _with_record(checks, workdir, design, lossless, approved_materials)
-    channel = record_store.channel_check(workdir)
-    if channel:
-        checks.append(channel)
     checks.extend(_traced(workdir, design, paper))
     conservation = (design or {}).get("conservation")
     symmetric_pairs = (design or {}).get("symmetric_outputs", [])
@@ -469,6 +466,8 @@ def _with_record(
     from reprolab.physics import material_checks as mc
     from reprolab.physics import record_checks as rc
 
+    # record:channel: what the launcher refused of the record's events
+    checks = checks + [c for c in [record_store.channel_check(workdir)] if c]
     built = rc.load_record(workdir)
     if not built:
         from reprolab.physics.trace import record_missing_check
