@@ -346,3 +346,25 @@ def test_an_estimate_beyond_the_sites_memory_stops_with_the_way_on(tmp_path):
     assert "reprolab invalidate" in text
     capped = stage_run.size_and_check(design, script, 10, {**cfg, "cap_to_limits": True})
     assert capped[1].mem_mb == 8192
+
+
+def test_an_honest_record_replayed_into_another_run_is_refused(tmp_path):
+    """The events of an earlier honest run, signed with its key, written into the
+    channel of a run that built nothing: the new run's key does not sign them."""
+    earlier = b"\x01" * 32
+    replay = [
+        signed_line(earlier, {"event": "run", "sim": 1, "fields": FIELDS, "runs": [{}]}),
+        signed_line(earlier, {"event": "measured", "sim": 1, "values": [{"kind": "flux"}]}),
+    ]
+    work = tmp_path / "run"
+    work.mkdir()
+    asm = Assembler([str(work)])
+    feed(asm, *replay, key=b"\x02" * 32)
+    asm.write()
+    assert json.loads(record_path(work).read_text())["simulations"] == []
+    record = {"exit_code": 0, "output_files": [], "stderr_tail": ""}
+    got = {
+        c["name"]: c["status"]
+        for c in checks.run_checks(record, work, [], True, design={"stage_id": "s1"})["checks"]
+    }
+    assert got["record:channel"] == "fail" and got["built:record_present"] == "fail"
