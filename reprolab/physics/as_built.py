@@ -11,7 +11,10 @@ read it (`reprolab.physics.as_measured`). Rank 0 streams each finished run and e
 measured value to the launcher over the channel it opened before the script started
 (`open_channel`; the launcher's end is `reprolab.jobs.record_channel`), so a script
 that crashes later still leaves what it built, and nothing it does afterwards removes
-or rewrites what was sent; no record file is written in the run folder. Reading the
+or rewrites what was sent; no record file is written in the run folder. Each event is
+signed with a key drawn before the script runs (`record_store.signed_line`), so what a
+script writes into the channel's descriptor itself is refused; a simulation's fields
+are sent once, with its first run. Reading the
 object Meep holds judges the script however it was written (named constants,
 `getattr`, loops).
 

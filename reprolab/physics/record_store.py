@@ -11,10 +11,17 @@ Layout: a run folder `<stage>/run` has its record in `<stage>/run.record/`; a sw
 point `<stage>/run/points/p003` in `<stage>/run.record/points/p003/` (a packed worker
 may write the whole points folder, so nothing of the record lies under it).
 
-Events (one JSON object per line):
+Lines: the first is the recorder's key, `{"event": "key", "key": HEX}`, sent before the
+script runs; every later one is an event signed with it, `<HMAC-SHA256 hex> <JSON>`
+(`signed_line`). An unsigned line, a rewrite of a simulation's fields, a malformed event
+or one past the record's cap is refused and named in the record's `channel_refused`
+(the check `record:channel`).
+
+Events:
 - `{"event": "begin", "workdir": PATH}`: what follows belongs to that run folder;
 - `{"event": "run", "sim": KEY, "fields": {...}, "runs": [...]}`: a simulation's
-  fields (its structure, as built) and the runs it finished since the last event;
+  fields (its structure, as built: with its first run only, written once) and the runs
+  it finished since the last event;
 - `{"event": "measured", "sim": KEY, "values": [...]}`: values its monitors measured;
 - `{"event": "error", "text": ...}`: the recorder's own failure (the run went on).
 """
