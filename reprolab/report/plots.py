@@ -16,7 +16,11 @@ from reprolab.paper import Paper  # noqa: E402
 
 def overlay(paper: Paper, fig_result: dict, out_png: str | Path) -> str:
     """Paper points and reproduced lines per curve; right-axis curves on a second y
-    axis; a curve without digitized data (qualitative) shows the reproduction alone."""
+    axis; a curve without digitized data (qualitative) shows the reproduction alone.
+
+    No overlay's title names a class: it is drawn when the curves are compared, before
+    the stage's verdict may cap the figure's class (report/verdicts.py), so the class is
+    said only by the report's text, from the same verdict everywhere."""
     fig_meta = paper.figure(fig_result["figure_id"])
     meta = {c.curve_id: c for c in fig_meta.curves}
     # drawn small and read at about its own size in the report's three-image row, so
@@ -52,7 +56,7 @@ def overlay(paper: Paper, fig_result: dict, out_png: str | Path) -> str:
     if right is not None:
         right.set_ylabel(fig_meta.y_axes.right.label)
     qualitative = " (qualitative: no digitized data)" if fig_result.get("qualitative") else ""
-    ax.set_title(f"{fig_meta.figure_id}: {fig_result['classification']}{qualitative}")
+    ax.set_title(f"{fig_meta.figure_id}: paper against run{qualitative}")
     if xs:
         ax.set_xlim(min(xs), max(xs))
     handles = [h for a in (ax, right) if a is not None for h in a.get_legend_handles_labels()[0]]
@@ -91,7 +95,7 @@ def field_map(paper: Paper, fig_result: dict, out_png: str | Path) -> str:
         fig.colorbar(mesh, ax=ax, label=fm.colour.label)
         ax.plot(sim["x_at_max"], sim["y_at_max"], "c+", ms=12, mew=2)
         ax.set_title(
-            f"{fig_meta.figure_id}: {fig_result['classification']} (qualitative: field map); "
+            f"{fig_meta.figure_id} (qualitative: field map); "
             f"max {sim['max']:.3g} at ({sim['x_at_max']:.4g}, {sim['y_at_max']:.4g})",
             fontsize=9,
         )
@@ -174,7 +178,7 @@ def band_overlay(paper: Paper, entry: dict, out_png: str | Path) -> str:
     ax.set_xlabel(fig_meta.x_axis.label)
     ax.set_ylabel(fig_meta.y_axes.left.label)
     ax.set_title(
-        f"{entry['figure_id']}: {entry['classification']} (gaps: stated shaded, run hatched)",
+        f"{entry['figure_id']}: paper against run (gaps: stated shaded, run hatched)",
         fontsize=9,
     )
     ax.legend(fontsize=9)
@@ -210,7 +214,7 @@ def table_overlay(entry: dict, out_png: str | Path) -> str:
         ax.set_xlabel(f"paper: {measure} ({unit})")
         # the red line's meaning only where one is drawn
         ax.set_ylabel("run (red dotted line: not measured)" if lost else "run")
-    axes[0].set_title(f"{entry['figure_id']}: {entry['classification']}", fontsize=9)
+    axes[0].set_title(f"{entry['figure_id']}: paper against run", fontsize=9)
     fig.tight_layout()
     return save_figure(fig, out_png)
 

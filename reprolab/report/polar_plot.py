@@ -36,7 +36,7 @@ def polar_overlay(paper: Paper, fig_result: dict, out_png: str | Path) -> str:
         )
     if fig_meta.polar.db and lowest:
         ax.set_rmin(min(lowest))  # the plot's floor: r below it is not drawn
-    ax.set_title(f"{fig_meta.figure_id}: {fig_result['classification']}", fontsize=9)
+    ax.set_title(f"{fig_meta.figure_id}: paper against run", fontsize=9)
     ax.legend(fontsize=7, loc="lower left", bbox_to_anchor=(-0.1, -0.1))
     fig.tight_layout()
     return plots.save_figure(fig, out_png)
