@@ -48,9 +48,7 @@ def overlay(paper: Paper, fig_result: dict, out_png: str | Path) -> str:
         xr, yr = paper.curve_data(fig_meta.figure_id, ref.curve_id)
         on.plot(xr, yr, "--", color="k", lw=1.2, label=f"paper reference: {ref.label}")
         xs += xr
-    for axis, side in ((ax, fig_meta.y_axes.left), (right, fig_meta.y_axes.right)):
-        if axis is not None and side is not None and side.scale == "log":
-            axis.set_yscale("log")
+    log_axes_as_the_paper(fig_meta, ax, right)
     ax.set_xlabel(fig_meta.x_label)
     ax.set_ylabel(fig_meta.y_axes.left.label)
     if right is not None:
@@ -63,6 +61,13 @@ def overlay(paper: Paper, fig_result: dict, out_png: str | Path) -> str:
     ax.legend(handles=handles, fontsize=10, framealpha=0.8)
     fig.tight_layout()
     return save_figure(fig, out_png)
+
+
+def log_axes_as_the_paper(fig_meta, ax, right) -> None:
+    """A y axis the paper draws on a log scale drawn log here too."""
+    for axis, side in ((ax, fig_meta.y_axes.left), (right, fig_meta.y_axes.right)):
+        if axis is not None and side is not None and side.scale == "log":
+            axis.set_yscale("log")
 
 
 def as_plotted(paper: Paper, fig_meta, curve_id: str, y: list[float]):
@@ -124,6 +129,7 @@ def reproduction(paper: Paper, figure_id: str, curves: dict, out_png: str | Path
         xs, ys = [x[j] for j in order], [y[j] for j in order]
         on = right if right is not None and fig_meta.curve_axis(curve_id) == "right" else ax
         on.plot(xs, ys, line_style(len(xs)), color=f"C{i}", ms=4, label=curve_id)
+    log_axes_as_the_paper(fig_meta, ax, right)
     ax.set_xlabel(fig_meta.x_label)
     ax.set_ylabel(fig_meta.y_axes.left.label)
     if right is not None:  # a right-hand axis is drawn on the right, with its own scale

@@ -120,3 +120,17 @@ def test_a_table_q_is_set_against_the_grid_error_of_q(tmp_path):
     (tmp_path / "convergence.json").write_text(json.dumps({"quantities": quantities}))
     (line,) = [ln for ln in discretisation.agreement_lines(fig, tmp_path) if "Q" in ln]
     assert "quality factors Q: differ from the paper by up to 11 %, beyond" in line
+
+
+def test_the_reproduction_is_drawn_on_the_papers_log_axis(monkeypatch):
+    """The report's reproduction column sits beside the paper's figure: a log axis there
+    is a log axis here (it was drawn linear beside the paper's log one)."""
+    from reprolab.paper import Paper
+    from tests.support.pipeline import REPO
+
+    drawn = []
+    monkeypatch.setattr(plots, "save_figure", lambda fig, out: drawn.append(fig) or str(out))
+    paper = Paper(REPO / "examples" / "papers" / "purcell_mirrors_2026")
+    assert paper.figure("fig1").y_axes.left.scale == "log"
+    plots.reproduction(paper, "fig1", {"purcell": paper.curve_data("fig1", "purcell")}, "r")
+    assert drawn[0].axes[0].get_yscale() == "log"

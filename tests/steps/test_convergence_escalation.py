@@ -144,8 +144,8 @@ def test_correct_ring_escalates_and_the_2x_rerun_decides(stage):
     assert "at 2x resolution" in note
     # the report says that the 2x rerun decided, after what the coarser runs found
     md = "\n".join(discretisation.escalation_lines(result))
-    assert "The coarser runs did not show convergence (not_converged: " in md
-    assert "the 2x rerun was run and decided" in md
+    assert "The coarser runs did not show convergence, so the 2x rerun was run and decided" in md
+    assert "The coarser runs (`not_converged`) fell short on:\n\n- " in md
     # resumed: the kept reruns are reused, the same evidence, no Meep run
     calls.clear()
     again = evidence(args, wanted)
