@@ -77,6 +77,10 @@ def drawn_reproduction(paper, design: dict, fig: dict, assets: Path) -> Path | N
     if not curves:
         return None
     out = assets / f"{fig['figure_id']}_reproduced.png"
+    if getattr(paper.figure(fig["figure_id"]), "polar", None) is not None:
+        from reprolab.report import polar_plot
+
+        return Path(polar_plot.polar_reproduction(paper, fig["figure_id"], curves, out))
     return Path(plots.reproduction(paper, fig["figure_id"], curves, out))
 
 

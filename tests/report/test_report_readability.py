@@ -6,6 +6,7 @@ against its estimated discretisation error."""
 from __future__ import annotations
 
 import json
+import math
 
 from reprolab.report import comparison_notes, discretisation, markdown, plots, why
 
@@ -134,3 +135,29 @@ def test_the_reproduction_is_drawn_on_the_papers_log_axis(monkeypatch):
     assert paper.figure("fig1").y_axes.left.scale == "log"
     plots.reproduction(paper, "fig1", {"purcell": paper.curve_data("fig1", "purcell")}, "r")
     assert drawn[0].axes[0].get_yscale() == "log"
+
+
+def test_a_polar_reproduction_is_drawn_as_the_paper_plots_it(monkeypatch, tmp_path):
+    """A radiation pattern's reproduction column: polar, normalised, in dB like the
+    paper's (it was a raw power on Cartesian axes under the paper's dB label)."""
+    from reprolab.paper import Paper
+    from reprolab.report import markdown
+    from tests.support.pipeline import REPO
+
+    drawn = []
+    monkeypatch.setattr(plots, "save_figure", lambda fig, out: drawn.append(fig) or str(out))
+    paper = Paper(REPO / "examples" / "papers" / "dipole_array_pattern_2026")
+    run = tmp_path / "stage1" / "run"
+    run.mkdir(parents=True)
+    angles = list(range(-180, 180))
+    power = [0.003 * (1.1 + math.cos(math.radians(a))) for a in angles]
+    rows = "\n".join(f"{a},{p}" for a, p in zip(angles, power, strict=True))
+    (run / "pattern.csv").write_text("angle_deg,power\n" + rows + "\n")
+    fo = {"figure_id": "fig1", "curve_id": "pattern", "file": "pattern.csv"}
+    design = {"figure_outputs": [fo | {"x_column": "angle_deg", "y_column": "power"}]}
+    fig = {"figure_id": "fig1", "overlay": str(tmp_path / "stage1" / "overlay_fig1.png")}
+    markdown.drawn_reproduction(paper, design, fig, tmp_path)
+    (ax,) = drawn[0].axes
+    assert ax.name == "polar"
+    (line,) = ax.lines
+    assert max(line.get_ydata()) == 0.0  # normalised to its maximum, in dB
