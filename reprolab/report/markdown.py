@@ -311,7 +311,8 @@ def _curve_metrics_row(curve: dict) -> str:
 
 def y_units(fig: dict) -> str:
     """The y unit the differences are in: one for the table, or each curve's own."""
-    found = {c.get("y_unit") for c in fig["curves"]}
+    # a curve compared in dB (a polar pattern) differs in dB, whatever its axis' unit
+    found = {"dB" if c.get("compared_as") == "db" else c.get("y_unit") for c in fig["curves"]}
     if len(found) == 1 and None not in found:
         return wording.unit_words(found.pop())
     return "in its curve's y unit"

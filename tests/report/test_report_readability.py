@@ -161,3 +161,15 @@ def test_a_polar_reproduction_is_drawn_as_the_paper_plots_it(monkeypatch, tmp_pa
     assert ax.name == "polar"
     (line,) = ax.lines
     assert max(line.get_ydata()) == 0.0  # normalised to its maximum, in dB
+
+
+def test_a_pattern_compared_in_db_says_its_differences_are_db():
+    curve = {"curve_id": "P", "y_unit": "1", "compared_as": "db"}
+    assert markdown.y_units({"curves": [curve]}) == "dB"
+    assert markdown.y_units({"curves": [{**curve, "compared_as": "linear"}]}) == "dimensionless"
+
+
+def test_a_shift_of_floating_point_noise_reads_zero():
+    from reprolab.report.fmt import cell
+
+    assert cell(6.3e-16, "%") == "0 %" and cell(2.4e-5, "%") == "0.0024 %"
