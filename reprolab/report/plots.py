@@ -146,7 +146,7 @@ def band_overlay(paper: Paper, entry: dict, out_png: str | Path) -> str:
     (crosses, per band) on the labelled k path, symmetry points ticked, the stated gaps
     shaded and the measured ones outlined, missing modes circled."""
     fig_meta = paper.figure(entry["figure_id"])
-    fig, ax = plt.subplots(figsize=(6, 4.5), dpi=100)
+    fig, ax = plt.subplots(figsize=(6, 5), dpi=100)
     stated = paper.band_points(entry["figure_id"])
     ax.plot([p[0] for p in stated], [p[1] for p in stated], "o", ms=3, color="0.4", alpha=0.6)
     ax.plot([], [], "o", ms=3, color="0.4", label="paper (digitized)")
@@ -187,7 +187,9 @@ def band_overlay(paper: Paper, entry: dict, out_png: str | Path) -> str:
         f"{entry['figure_id']}: paper against run (gaps: stated shaded, run hatched)",
         fontsize=9,
     )
-    ax.legend(fontsize=9)
+    # below the axes: inside, any corner covers some band's points; beside them, the
+    # figure grows wide and the report's half-width cell shrinks its text
+    ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=3)
     fig.tight_layout()
     return save_figure(fig, out_png)
 

@@ -173,3 +173,20 @@ def test_a_shift_of_floating_point_noise_reads_zero():
     from reprolab.report.fmt import cell
 
     assert cell(6.3e-16, "%") == "0 %" and cell(2.4e-5, "%") == "0.0024 %"
+
+
+def test_a_band_diagrams_legend_covers_no_band(monkeypatch):
+    """The legend sits below the axes: inside, it covered band 1 and 2's points."""
+    from reprolab.paper import Paper
+    from tests.support.pipeline import REPO
+
+    drawn = []
+    monkeypatch.setattr(plots, "save_figure", lambda fig, out: drawn.append(fig) or str(out))
+    paper = Paper(REPO / "examples" / "papers" / "pc_rods_bands_2026")
+    measured = [{"band": 1, "k_path": 0.5, "freq": 0.27}, {"band": 2, "k_path": 1.5, "freq": 0.56}]
+    plots.band_overlay(paper, {"figure_id": "fig1", "measured": measured}, "b")
+    fig = drawn[0]
+    (ax,) = fig.axes
+    renderer = fig.canvas.get_renderer()
+    legend, box = ax.get_legend().get_window_extent(renderer), ax.get_window_extent(renderer)
+    assert legend.y1 <= box.y0
