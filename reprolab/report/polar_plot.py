@@ -14,10 +14,15 @@ def polar_axes(fig_meta):
     """A figure and polar axes drawn as radiation patterns are: 0° up, θ growing towards
     +x (to the right); and the factor from the figure's angle unit to radians."""
     to_rad = math.pi / 180 if fig_meta.x_axis.unit == "deg" else 1.0
-    fig, ax = plots.plt.subplots(figsize=(5, 5), dpi=100, subplot_kw={"projection": "polar"})
+    fig, ax = plots.plt.subplots(figsize=(5, 5.6), dpi=100, subplot_kw={"projection": "polar"})
     ax.set_theta_zero_location("N")
     ax.set_theta_direction(-1)
     return fig, ax, to_rad
+
+
+def below_the_circle(ax) -> None:
+    """The legend under the plot: in a corner it covered the 180° label and a lobe."""
+    ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.06), ncol=3)
 
 
 def polar_reproduction(paper: Paper, figure_id: str, curves: dict, out_png: str | Path) -> str:
@@ -35,7 +40,7 @@ def polar_reproduction(paper: Paper, figure_id: str, curves: dict, out_png: str 
     if fig_meta.polar.db and lowest:
         ax.set_rmin(min(lowest))
     ax.set_title(f"{figure_id} reproduced (simulation output)", fontsize=9)
-    ax.legend(fontsize=9, loc="lower left", bbox_to_anchor=(-0.1, -0.1))
+    below_the_circle(ax)
     fig.tight_layout()
     return plots.save_figure(fig, out_png)
 
@@ -64,6 +69,6 @@ def polar_overlay(paper: Paper, fig_result: dict, out_png: str | Path) -> str:
     if fig_meta.polar.db and lowest:
         ax.set_rmin(min(lowest))  # the plot's floor: r below it is not drawn
     ax.set_title(f"{fig_meta.figure_id}: paper against run", fontsize=9)
-    ax.legend(fontsize=9, loc="lower left", bbox_to_anchor=(-0.1, -0.1))
+    below_the_circle(ax)
     fig.tight_layout()
     return plots.save_figure(fig, out_png)
