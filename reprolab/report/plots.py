@@ -219,7 +219,8 @@ def table_overlay(entry: dict, out_png: str | Path) -> str:
             ax.set_xscale("log")
             ax.set_yscale("log")
         unit = values[0].get("unit") or ""
-        ax.set_xlabel(f"paper: {measure} ({unit})")
+        unit = "" if unit in ("", "1") else f" ({unit})"  # no "(1)" after a pure number
+        ax.set_xlabel(f"paper: {measure.replace('_', ' ')}{unit}")
         # the red line's meaning only where one is drawn
         ax.set_ylabel("run (red dotted line: not measured)" if lost else "run")
     axes[0].set_title(f"{entry['figure_id']}: paper against run", fontsize=9)
