@@ -73,7 +73,9 @@ def drawn_reproduction(paper, design: dict, fig: dict, assets: Path) -> Path | N
             continue
         cols = read_output_csv(run_dir, fo["file"])
         if fo["x_column"] in cols and fo["y_column"] in cols:
-            curves[fo["curve_id"]] = (cols[fo["x_column"]], cols[fo["y_column"]])
+            # on the paper's x axis (a run's wavelength_um drawn as a size parameter)
+            x = paper.x_in_figure_units(fig["figure_id"], fo["x_column"], cols[fo["x_column"]])
+            curves[fo["curve_id"]] = (x, cols[fo["y_column"]])
     if not curves:
         return None
     out = assets / f"{fig['figure_id']}_reproduced.png"

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
+
 from reprolab.report import comparison_notes, discretisation, markdown, plots, why
 
 
@@ -190,3 +192,25 @@ def test_a_band_diagrams_legend_covers_no_band(monkeypatch):
     renderer = fig.canvas.get_renderer()
     legend, box = ax.get_legend().get_window_extent(renderer), ax.get_window_extent(renderer)
     assert legend.y1 <= box.y0
+
+
+def test_a_drawn_reproduction_is_on_the_papers_x_axis(monkeypatch, tmp_path):
+    """The Mie sphere's run writes wavelength_um; its figure's axis is the size parameter
+    2πr/λ: the reproduction column draws x in the figure's unit (it drew the wavelengths
+    on the size-parameter axis, a falling curve beside the paper's rising one)."""
+    from reprolab.paper import Paper
+    from reprolab.report import markdown
+    from tests.support.pipeline import REPO
+
+    drawn = []
+    monkeypatch.setattr(plots, "save_figure", lambda fig, out: drawn.append(fig) or str(out))
+    paper = Paper(REPO / "examples" / "papers" / "mie_sphere_2026")
+    run = tmp_path / "stage1" / "run"
+    run.mkdir(parents=True)
+    (run / "q.csv").write_text("wavelength_um,qsca\n" + "".join(f"{w},1\n" for w in (2.0, 4.0)))
+    fo = {"figure_id": "fig1", "curve_id": "qsca", "file": "q.csv"}
+    design = {"figure_outputs": [fo | {"x_column": "wavelength_um", "y_column": "qsca"}]}
+    fig = {"figure_id": "fig1", "overlay": str(tmp_path / "stage1" / "overlay_fig1.png")}
+    markdown.drawn_reproduction(paper, design, fig, tmp_path)
+    xs = sorted(drawn[0].axes[0].lines[0].get_xdata())
+    assert xs == pytest.approx(sorted(2 * math.pi * 0.5 / w for w in (2.0, 4.0)))
