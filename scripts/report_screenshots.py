@@ -32,7 +32,7 @@ def part(md: str, heading: str) -> str:
     return "\n".join(lines[start : next(ends, len(lines))])
 
 
-def shoot(report: Path, out: Path, heading: str, height: int = 1400) -> Path:
+def shoot(report: Path, out: Path, heading: str, height: int = 4000) -> Path:
     chromium = shutil.which("chromium")
     if chromium is None:
         raise SystemExit("needs the Debian chromium package")

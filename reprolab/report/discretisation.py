@@ -62,10 +62,16 @@ def escalation_lines(conv: dict) -> list[str]:
         return []
     if not esc.get("escalated"):
         return [f"The coarser runs showed convergence ({esc['coarse_status']}): no 2x rerun.", ""]
-    why = "; ".join(esc["why"][:3]) + ("; ..." if len(esc["why"]) > 3 else "")
+    # one reason a line: run together in a sentence they read as one long parenthesis
+    why = [f"- {w}" for w in esc["why"][:3]]
+    more = len(esc["why"]) - len(why)
     return [
-        f"The coarser runs did not show convergence ({esc['coarse_status']}: {why}); the 2x "
-        "rerun was run and decided: the errors below are its changes.",
+        "The coarser runs did not show convergence, so the 2x rerun was run and decided: "
+        f"the errors below are its changes. The coarser runs (`{esc['coarse_status']}`) "
+        "fell short on:",
+        "",
+        *why,
+        *([f"- and {more} more"] if more > 0 else []),
         "",
     ]
 

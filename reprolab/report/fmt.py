@@ -32,5 +32,6 @@ def cell(value, spec: str = ".3g") -> str:
     if value != value:
         return "n/a"
     if spec == "%":
-        return f"{value * 100:.2g} %"
+        # below a millionth of a percent a difference is floating-point noise
+        return "0 %" if abs(value) < 1e-8 else f"{value * 100:.2g} %"
     return format(value, spec)

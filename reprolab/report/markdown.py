@@ -73,10 +73,16 @@ def drawn_reproduction(paper, design: dict, fig: dict, assets: Path) -> Path | N
             continue
         cols = read_output_csv(run_dir, fo["file"])
         if fo["x_column"] in cols and fo["y_column"] in cols:
-            curves[fo["curve_id"]] = (cols[fo["x_column"]], cols[fo["y_column"]])
+            # on the paper's x axis (a run's wavelength_um drawn as a size parameter)
+            x = paper.x_in_figure_units(fig["figure_id"], fo["x_column"], cols[fo["x_column"]])
+            curves[fo["curve_id"]] = (x, cols[fo["y_column"]])
     if not curves:
         return None
     out = assets / f"{fig['figure_id']}_reproduced.png"
+    if getattr(paper.figure(fig["figure_id"]), "polar", None) is not None:
+        from reprolab.report import polar_plot
+
+        return Path(polar_plot.polar_reproduction(paper, fig["figure_id"], curves, out))
     return Path(plots.reproduction(paper, fig["figure_id"], curves, out))
 
 
@@ -307,7 +313,8 @@ def _curve_metrics_row(curve: dict) -> str:
 
 def y_units(fig: dict) -> str:
     """The y unit the differences are in: one for the table, or each curve's own."""
-    found = {c.get("y_unit") for c in fig["curves"]}
+    # a curve compared in dB (a polar pattern) differs in dB, whatever its axis' unit
+    found = {"dB" if c.get("compared_as") == "db" else c.get("y_unit") for c in fig["curves"]}
     if len(found) == 1 and None not in found:
         return wording.unit_words(found.pop())
     return "in its curve's y unit"

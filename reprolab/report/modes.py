@@ -34,7 +34,8 @@ def _measured(v: dict) -> str:
     """The run's value; a Q or linewidth the run cannot measure says so, never a number."""
     if v.get("measured_text"):
         return v["measured_text"]
-    return _num(v.get("measured"))
+    unit = "" if v.get("unit") in (None, "", "1") or v.get("measured") is None else f" {v['unit']}"
+    return _num(v.get("measured")) + unit  # in the stated value's unit, said as beside it
 
 
 def table_rows(entry: dict) -> list[str]:

@@ -16,7 +16,11 @@ from reprolab.paper import Paper  # noqa: E402
 
 def overlay(paper: Paper, fig_result: dict, out_png: str | Path) -> str:
     """Paper points and reproduced lines per curve; right-axis curves on a second y
-    axis; a curve without digitized data (qualitative) shows the reproduction alone."""
+    axis; a curve without digitized data (qualitative) shows the reproduction alone.
+
+    No overlay's title names a class: it is drawn when the curves are compared, before
+    the stage's verdict may cap the figure's class (report/verdicts.py), so the class is
+    said only by the report's text, from the same verdict everywhere."""
     fig_meta = paper.figure(fig_result["figure_id"])
     meta = {c.curve_id: c for c in fig_meta.curves}
     # drawn small and read at about its own size in the report's three-image row, so
@@ -44,21 +48,26 @@ def overlay(paper: Paper, fig_result: dict, out_png: str | Path) -> str:
         xr, yr = paper.curve_data(fig_meta.figure_id, ref.curve_id)
         on.plot(xr, yr, "--", color="k", lw=1.2, label=f"paper reference: {ref.label}")
         xs += xr
-    for axis, side in ((ax, fig_meta.y_axes.left), (right, fig_meta.y_axes.right)):
-        if axis is not None and side is not None and side.scale == "log":
-            axis.set_yscale("log")
+    log_axes_as_the_paper(fig_meta, ax, right)
     ax.set_xlabel(fig_meta.x_label)
     ax.set_ylabel(fig_meta.y_axes.left.label)
     if right is not None:
         right.set_ylabel(fig_meta.y_axes.right.label)
     qualitative = " (qualitative: no digitized data)" if fig_result.get("qualitative") else ""
-    ax.set_title(f"{fig_meta.figure_id}: {fig_result['classification']}{qualitative}")
+    ax.set_title(f"{fig_meta.figure_id}: paper against run{qualitative}")
     if xs:
         ax.set_xlim(min(xs), max(xs))
     handles = [h for a in (ax, right) if a is not None for h in a.get_legend_handles_labels()[0]]
     ax.legend(handles=handles, fontsize=10, framealpha=0.8)
     fig.tight_layout()
     return save_figure(fig, out_png)
+
+
+def log_axes_as_the_paper(fig_meta, ax, right) -> None:
+    """A y axis the paper draws on a log scale drawn log here too."""
+    for axis, side in ((ax, fig_meta.y_axes.left), (right, fig_meta.y_axes.right)):
+        if axis is not None and side is not None and side.scale == "log":
+            axis.set_yscale("log")
 
 
 def as_plotted(paper: Paper, fig_meta, curve_id: str, y: list[float]):
@@ -91,7 +100,7 @@ def field_map(paper: Paper, fig_result: dict, out_png: str | Path) -> str:
         fig.colorbar(mesh, ax=ax, label=fm.colour.label)
         ax.plot(sim["x_at_max"], sim["y_at_max"], "c+", ms=12, mew=2)
         ax.set_title(
-            f"{fig_meta.figure_id}: {fig_result['classification']} (qualitative: field map); "
+            f"{fig_meta.figure_id} (qualitative: field map); "
             f"max {sim['max']:.3g} at ({sim['x_at_max']:.4g}, {sim['y_at_max']:.4g})",
             fontsize=9,
         )
@@ -120,6 +129,7 @@ def reproduction(paper: Paper, figure_id: str, curves: dict, out_png: str | Path
         xs, ys = [x[j] for j in order], [y[j] for j in order]
         on = right if right is not None and fig_meta.curve_axis(curve_id) == "right" else ax
         on.plot(xs, ys, line_style(len(xs)), color=f"C{i}", ms=4, label=curve_id)
+    log_axes_as_the_paper(fig_meta, ax, right)
     ax.set_xlabel(fig_meta.x_label)
     ax.set_ylabel(fig_meta.y_axes.left.label)
     if right is not None:  # a right-hand axis is drawn on the right, with its own scale
@@ -136,7 +146,7 @@ def band_overlay(paper: Paper, entry: dict, out_png: str | Path) -> str:
     (crosses, per band) on the labelled k path, symmetry points ticked, the stated gaps
     shaded and the measured ones outlined, missing modes circled."""
     fig_meta = paper.figure(entry["figure_id"])
-    fig, ax = plt.subplots(figsize=(6, 4.5), dpi=100)
+    fig, ax = plt.subplots(figsize=(6, 5), dpi=100)
     stated = paper.band_points(entry["figure_id"])
     ax.plot([p[0] for p in stated], [p[1] for p in stated], "o", ms=3, color="0.4", alpha=0.6)
     ax.plot([], [], "o", ms=3, color="0.4", label="paper (digitized)")
@@ -174,10 +184,12 @@ def band_overlay(paper: Paper, entry: dict, out_png: str | Path) -> str:
     ax.set_xlabel(fig_meta.x_axis.label)
     ax.set_ylabel(fig_meta.y_axes.left.label)
     ax.set_title(
-        f"{entry['figure_id']}: {entry['classification']} (gaps: stated shaded, run hatched)",
+        f"{entry['figure_id']}: paper against run (gaps: stated shaded, run hatched)",
         fontsize=9,
     )
-    ax.legend(fontsize=9)
+    # below the axes: inside, any corner covers some band's points; beside them, the
+    # figure grows wide and the report's half-width cell shrinks its text
+    ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=3)
     fig.tight_layout()
     return save_figure(fig, out_png)
 
@@ -207,10 +219,11 @@ def table_overlay(entry: dict, out_png: str | Path) -> str:
             ax.set_xscale("log")
             ax.set_yscale("log")
         unit = values[0].get("unit") or ""
-        ax.set_xlabel(f"paper: {measure} ({unit})")
+        unit = "" if unit in ("", "1") else f" ({unit})"  # no "(1)" after a pure number
+        ax.set_xlabel(f"paper: {measure.replace('_', ' ')}{unit}")
         # the red line's meaning only where one is drawn
         ax.set_ylabel("run (red dotted line: not measured)" if lost else "run")
-    axes[0].set_title(f"{entry['figure_id']}: {entry['classification']}", fontsize=9)
+    axes[0].set_title(f"{entry['figure_id']}: paper against run", fontsize=9)
     fig.tight_layout()
     return save_figure(fig, out_png)
 

@@ -10,12 +10,44 @@ from reprolab.paper import Paper
 from reprolab.report import plots
 
 
+def polar_axes(fig_meta):
+    """A figure and polar axes drawn as radiation patterns are: 0° up, θ growing towards
+    +x (to the right); and the factor from the figure's angle unit to radians."""
+    to_rad = math.pi / 180 if fig_meta.x_axis.unit == "deg" else 1.0
+    fig, ax = plots.plt.subplots(figsize=(5, 5.6), dpi=100, subplot_kw={"projection": "polar"})
+    ax.set_theta_zero_location("N")
+    ax.set_theta_direction(-1)
+    return fig, ax, to_rad
+
+
+def below_the_circle(ax) -> None:
+    """The legend under the plot: in a corner it covered the 180° label and a lobe."""
+    ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.06), ncol=3)
+
+
+def polar_reproduction(paper: Paper, figure_id: str, curves: dict, out_png: str | Path) -> str:
+    """The reproduced curves alone ({curve_id: (angle, power)}) as the paper plots its
+    polar figure (normalised, in dB, the paper's floor): the report's reproduction
+    column, which on Cartesian axes showed a raw power under a dB label."""
+    fig_meta = paper.figure(figure_id)
+    fig, ax, to_rad = polar_axes(fig_meta)
+    lowest = []
+    for i, (cid, (x, y)) in enumerate(curves.items()):
+        order = sorted(range(len(x)), key=x.__getitem__)
+        drawn = plots.as_plotted(paper, fig_meta, cid, [y[j] for j in order])
+        ax.plot([x[j] * to_rad for j in order], list(drawn), "-", color=f"C{i}", label=cid)
+        lowest.append(min(drawn))
+    if fig_meta.polar.db and lowest:
+        ax.set_rmin(min(lowest))
+    ax.set_title(f"{figure_id} reproduced (simulation output)", fontsize=9)
+    below_the_circle(ax)
+    fig.tight_layout()
+    return plots.save_figure(fig, out_png)
+
+
 def polar_overlay(paper: Paper, fig_result: dict, out_png: str | Path) -> str:
     fig_meta = paper.figure(fig_result["figure_id"])
-    to_rad = math.pi / 180 if fig_meta.x_axis.unit == "deg" else 1.0
-    fig, ax = plots.plt.subplots(figsize=(5, 5), dpi=100, subplot_kw={"projection": "polar"})
-    ax.set_theta_zero_location("N")  # 0° up, as radiation patterns are drawn
-    ax.set_theta_direction(-1)  # θ grows towards +x, to the right
+    fig, ax, to_rad = polar_axes(fig_meta)
     lowest = []
     for i, curve in enumerate(fig_result["curves"]):
         color, cid = f"C{i}", curve["curve_id"]
@@ -36,7 +68,7 @@ def polar_overlay(paper: Paper, fig_result: dict, out_png: str | Path) -> str:
         )
     if fig_meta.polar.db and lowest:
         ax.set_rmin(min(lowest))  # the plot's floor: r below it is not drawn
-    ax.set_title(f"{fig_meta.figure_id}: {fig_result['classification']}", fontsize=9)
-    ax.legend(fontsize=7, loc="lower left", bbox_to_anchor=(-0.1, -0.1))
+    ax.set_title(f"{fig_meta.figure_id}: paper against run", fontsize=9)
+    below_the_circle(ax)
     fig.tight_layout()
     return plots.save_figure(fig, out_png)

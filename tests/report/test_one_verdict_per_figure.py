@@ -79,3 +79,37 @@ def test_a_passed_stage_keeps_its_figures_class():
     (fig,) = verdicts.capped_comparison({"figures": [fig4()]}, passed)["figures"]
     assert fig["classification"] == "SUCCESS" and "comparison_class" not in fig
     assert verdicts.capped_note(fig) == ""
+
+
+def test_no_plot_title_names_a_class(monkeypatch, tmp_path):
+    """Overlays are drawn when the curves are compared, before the stage's verdict may
+    cap the figure (SUCCESS curves of a failed stage count FAILURE): a title that named
+    the comparison's class would contradict the text beside it, so none names one."""
+    from reprolab.paper import Paper
+    from reprolab.report import plots, polar_plot
+    from tests.support.pipeline import EXAMPLE, REPO
+
+    titles = []
+    monkeypatch.setattr(
+        plots,
+        "save_figure",
+        lambda fig, out: titles.extend(ax.get_title() for ax in fig.axes) or str(out),
+    )
+    papers = REPO / "examples" / "papers"
+    bragg, pattern = Paper(EXAMPLE), Paper(papers / "dipole_array_pattern_2026")
+    xs, ys = bragg.curve_data("fig4", "Rpeak")
+    sweep = {"curve_id": "Rpeak", "sim": {"x": xs, "y": ys}}
+    plots.overlay(bragg, {"figure_id": "fig4", "classification": "SUCCESS", "curves": [sweep]}, "o")
+    xp, yp = pattern.curve_data("fig1", "pattern")
+    lobe = {"curve_id": "pattern", "x_column": "angle_deg", "sim": {"x": xp, "y": yp}}
+    polar_plot.polar_overlay(
+        pattern, {"figure_id": "fig1", "classification": "SUCCESS", "curves": [lobe]}, "p"
+    )
+    bands = Paper(papers / "pc_rods_bands_2026")
+    plots.band_overlay(bands, {"figure_id": "fig1", "classification": "SUCCESS"}, "b")
+    value = {"measure": "quality_factor", "stated": 120, "measured": 121, "unit": "1"}
+    table = {"figure_id": "tab1", "classification": "SUCCESS", "rows": [{"values": [value]}]}
+    plots.table_overlay(table, "t")
+    drawn = [t for t in titles if t]
+    assert len(drawn) == 4, titles
+    assert not [t for t in drawn if re.search(r"SUCCESS|PARTIAL|FAILURE", t)], drawn

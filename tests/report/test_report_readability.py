@@ -6,6 +6,9 @@ against its estimated discretisation error."""
 from __future__ import annotations
 
 import json
+import math
+
+import pytest
 
 from reprolab.report import comparison_notes, discretisation, markdown, plots, why
 
@@ -120,3 +123,94 @@ def test_a_table_q_is_set_against_the_grid_error_of_q(tmp_path):
     (tmp_path / "convergence.json").write_text(json.dumps({"quantities": quantities}))
     (line,) = [ln for ln in discretisation.agreement_lines(fig, tmp_path) if "Q" in ln]
     assert "quality factors Q: differ from the paper by up to 11 %, beyond" in line
+
+
+def test_the_reproduction_is_drawn_on_the_papers_log_axis(monkeypatch):
+    """The report's reproduction column sits beside the paper's figure: a log axis there
+    is a log axis here (it was drawn linear beside the paper's log one)."""
+    from reprolab.paper import Paper
+    from tests.support.pipeline import REPO
+
+    drawn = []
+    monkeypatch.setattr(plots, "save_figure", lambda fig, out: drawn.append(fig) or str(out))
+    paper = Paper(REPO / "examples" / "papers" / "purcell_mirrors_2026")
+    assert paper.figure("fig1").y_axes.left.scale == "log"
+    plots.reproduction(paper, "fig1", {"purcell": paper.curve_data("fig1", "purcell")}, "r")
+    assert drawn[0].axes[0].get_yscale() == "log"
+
+
+def test_a_polar_reproduction_is_drawn_as_the_paper_plots_it(monkeypatch, tmp_path):
+    """A radiation pattern's reproduction column: polar, normalised, in dB like the
+    paper's (it was a raw power on Cartesian axes under the paper's dB label)."""
+    from reprolab.paper import Paper
+    from reprolab.report import markdown
+    from tests.support.pipeline import REPO
+
+    drawn = []
+    monkeypatch.setattr(plots, "save_figure", lambda fig, out: drawn.append(fig) or str(out))
+    paper = Paper(REPO / "examples" / "papers" / "dipole_array_pattern_2026")
+    run = tmp_path / "stage1" / "run"
+    run.mkdir(parents=True)
+    angles = list(range(-180, 180))
+    power = [0.003 * (1.1 + math.cos(math.radians(a))) for a in angles]
+    rows = "\n".join(f"{a},{p}" for a, p in zip(angles, power, strict=True))
+    (run / "pattern.csv").write_text("angle_deg,power\n" + rows + "\n")
+    fo = {"figure_id": "fig1", "curve_id": "pattern", "file": "pattern.csv"}
+    design = {"figure_outputs": [fo | {"x_column": "angle_deg", "y_column": "power"}]}
+    fig = {"figure_id": "fig1", "overlay": str(tmp_path / "stage1" / "overlay_fig1.png")}
+    markdown.drawn_reproduction(paper, design, fig, tmp_path)
+    (ax,) = drawn[0].axes
+    assert ax.name == "polar"
+    (line,) = ax.lines
+    assert max(line.get_ydata()) == 0.0  # normalised to its maximum, in dB
+
+
+def test_a_pattern_compared_in_db_says_its_differences_are_db():
+    curve = {"curve_id": "P", "y_unit": "1", "compared_as": "db"}
+    assert markdown.y_units({"curves": [curve]}) == "dB"
+    assert markdown.y_units({"curves": [{**curve, "compared_as": "linear"}]}) == "dimensionless"
+
+
+def test_a_shift_of_floating_point_noise_reads_zero():
+    from reprolab.report.fmt import cell
+
+    assert cell(6.3e-16, "%") == "0 %" and cell(2.4e-5, "%") == "0.0024 %"
+
+
+def test_a_band_diagrams_legend_covers_no_band(monkeypatch):
+    """The legend sits below the axes: inside, it covered band 1 and 2's points."""
+    from reprolab.paper import Paper
+    from tests.support.pipeline import REPO
+
+    drawn = []
+    monkeypatch.setattr(plots, "save_figure", lambda fig, out: drawn.append(fig) or str(out))
+    paper = Paper(REPO / "examples" / "papers" / "pc_rods_bands_2026")
+    measured = [{"band": 1, "k_path": 0.5, "freq": 0.27}, {"band": 2, "k_path": 1.5, "freq": 0.56}]
+    plots.band_overlay(paper, {"figure_id": "fig1", "measured": measured}, "b")
+    fig = drawn[0]
+    (ax,) = fig.axes
+    renderer = fig.canvas.get_renderer()
+    legend, box = ax.get_legend().get_window_extent(renderer), ax.get_window_extent(renderer)
+    assert legend.y1 <= box.y0
+
+
+def test_a_drawn_reproduction_is_on_the_papers_x_axis(monkeypatch, tmp_path):
+    """The Mie sphere's run writes wavelength_um; its figure's axis is the size parameter
+    2πr/λ: the reproduction column draws x in the figure's unit (it drew the wavelengths
+    on the size-parameter axis, a falling curve beside the paper's rising one)."""
+    from reprolab.paper import Paper
+    from reprolab.report import markdown
+    from tests.support.pipeline import REPO
+
+    drawn = []
+    monkeypatch.setattr(plots, "save_figure", lambda fig, out: drawn.append(fig) or str(out))
+    paper = Paper(REPO / "examples" / "papers" / "mie_sphere_2026")
+    run = tmp_path / "stage1" / "run"
+    run.mkdir(parents=True)
+    (run / "q.csv").write_text("wavelength_um,qsca\n" + "".join(f"{w},1\n" for w in (2.0, 4.0)))
+    fo = {"figure_id": "fig1", "curve_id": "qsca", "file": "q.csv"}
+    design = {"figure_outputs": [fo | {"x_column": "wavelength_um", "y_column": "qsca"}]}
+    fig = {"figure_id": "fig1", "overlay": str(tmp_path / "stage1" / "overlay_fig1.png")}
+    markdown.drawn_reproduction(paper, design, fig, tmp_path)
+    xs = sorted(drawn[0].axes[0].lines[0].get_xdata())
+    assert xs == pytest.approx(sorted(2 * math.pi * 0.5 / w for w in (2.0, 4.0)))
