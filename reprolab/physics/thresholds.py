@@ -260,17 +260,11 @@ CONVERGENCE_FREQUENCY = CONVERGENCE_POSITION
 CONVERGENCE_HEIGHT = _convergence_limit(_BANDS["feature_height_rel"])
 # A key value (headline number) read off the curve, relative (KEY_VALUE).
 CONVERGENCE_KEY_VALUE = _convergence_limit(KEY_VALUE)
-# A Harminv Q, relative: half the SUCCESS level of the band that classifies a mode's Q
-# (QUALITY_FACTOR, 5 %), so 2.5 %. A Q that moves more at 2x has an error (about 4/3 of
-# the change, second order) near or beyond the band it would be classified in. Measured
-# on Meep's ring (tests/support/planted, 10 px/a, Harminv over 150 time units): its Q 78
-# and 357 modes move 0.4 % and 1.0 % at 2x resolution (pass), its Q 1293 mode 6.2 %
-# (fail: its decay is eight windows long); with a 0.35 a PML a Q moves 148 % when the
-# PML doubles (fail). The gallery's disk: at most 0.85 % (grid) and 0.3 % (PML).
-CONVERGENCE_Q = _convergence_limit(
-    # the band's 5 % as a relative change (log10 0.0212 is 1.05 rounded)
-    Band("q_rel", "relative change of a mode's Q", round(10**QUALITY_FACTOR.acceptable - 1, 3), 1)
-)
+# A Harminv Q, relative (feature_width_rel: linewidth, hence Q). Measured on Meep's ring
+# (tests/support/planted, 10 px/a, 150 time units of Harminv): the Q 1293 mode moves 6.2 % at 2x
+# resolution and 0.7 % at 2x PML (2 a -> 4 a: warn, pass); with a 0.35 a PML it moves
+# 148 % when the PML doubles (fail).
+CONVERGENCE_Q = _convergence_limit(_BANDS["feature_width_rel"])
 # An under-resolved run is excused by its 2x rerun only where the rerun bounds the error
 # where the curve is small too: its pointwise change relative to the local |y| (floored
 # at this fraction of max |y|) must stay under CONVERGENCE_POINTWISE.fail. Normalised by

@@ -78,8 +78,8 @@ def test_under_resolution_excused_only_by_a_converged_rerun(results, corpus_dir)
 
 def test_resonator_reruns_vary_resolution_and_pml(results, corpus_dir):
     """A resonance stage is rerun twice: 2x resolution and 2x PML; the correct ring
-    passes both (in the band of its Q 78 and 357 modes: they move 0.4 % and 1.0 % at 2x
-    resolution, under the 2.5 % of a Q's band), the 0.35 a PML fails the PML rerun."""
+    passes both (its Q 1293 mode moves 6 % at 2x resolution: a warn under 7.5 %), the
+    0.35 a PML fails the PML rerun."""
     for name in ("ring_resonator_converged", "ring_q_thin_pml_converge"):
         for var in ("resolution_2x", "pml_2x"):
             assert (corpus_dir / f"{name}.{var}" / "modes.csv").is_file()

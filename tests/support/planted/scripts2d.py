@@ -199,13 +199,8 @@ def cylinder_script(
     )
 
 
-def ring_script(*, resolution: int = 10, pml: float = 2.0, band: tuple = (0.15, 0.1)):
-    """Harminv modes of a ring resonator (n = 3.4, w = 1, r = 1: Meep's tutorial) in the
-    source and Harminv band (fcen, df). Meep's band (0.15, 0.1) holds a Q 1293 mode whose
-    decay (Q / 2πf ≈ 1200) is eight times Harminv's window of 150: its Q moves 6 % at 2x
-    resolution and 45 % between 20 and 30 px/a, so only (0.13, 0.06), the Q 78 and 357
-    modes, is converged in Q (0.4 % and 1.0 % at 2x, under 0.01 % at 2x PML)."""
-    fcen, df = band
+def ring_script(*, resolution: int = 10, pml: float = 2.0):
+    """Harminv modes of a ring resonator (n = 3.4, w = 1, r = 1: Meep's tutorial)."""
     code = textwrap.dedent(
         f'''
         """Planted corpus: ring resonator, Harminv frequencies and Q."""
@@ -218,7 +213,7 @@ def ring_script(*, resolution: int = 10, pml: float = 2.0, band: tuple = (0.15, 
         DPML = float(os.environ.get("REPROLAB_PML_SCALE", 1)) * {pml}
         RES = float(os.environ.get("REPROLAB_RESOLUTION_SCALE", 1)) * {resolution}
         SR = R + W + PAD + DPML
-        FCEN, DF = {fcen}, {df}
+        FCEN, DF = 0.15, 0.1
         geometry = [mp.Cylinder(radius=R + W, material=mp.Medium(index=N)),
                     mp.Cylinder(radius=R)]
         sim = mp.Simulation(cell_size=mp.Vector3(2 * SR, 2 * SR), geometry=geometry,
@@ -238,8 +233,8 @@ def ring_script(*, resolution: int = 10, pml: float = 2.0, band: tuple = (0.15, 
         2,
         resolution,
         pml,
-        fcen,
-        df,
+        0.15,
+        0.1,
         ["freq", "Q"],
         conservation="open_radiating",
         declared_dimensions=[
