@@ -7,7 +7,8 @@ decides when a stage is rerun). Compared between the run and a rerun:
 
 - every reproduced curve pointwise on the figure's x grid (the paper's digitized x
   inside both runs' range; the run's own grid without paper data), relative to the
-  curve's max |y|;
+  curve's max |y|, once the run's curve is moved by the shift a converged position may
+  have (`aligned_pointwise`; the unshifted change is reported beside it);
 - its peak/dip positions and heights, and the paper's key values read off it;
 - the Harminv modes of the run-time record: frequency and Q of each mode.
 
@@ -171,11 +172,7 @@ def pointwise_local(label: str, xa, ya, xb, yb, x_grid=None, variant: str = RESO
     (`excuse_resolution`); it never fails a stage by itself."""
     import numpy as np
 
-    lo, hi = max(xa[0], xb[0]), min(xa[-1], xb[-1])
-    grid = np.asarray(x_grid if x_grid is not None else xa, float)
-    grid = grid[(grid >= lo) & (grid <= hi)]
-    if grid.size < 2:
-        grid = xa[(xa >= lo) & (xa <= hi)]
+    grid = _common_grid(xa, xb, x_grid)
     yb_g = compare.resample(xb, yb, grid)
     diff = yb_g - compare.resample(xa, ya, grid)
     floor = th.CONVERGENCE_LOCAL_FLOOR * (float(np.max(np.abs(yb))) or 1.0)
@@ -512,7 +509,7 @@ def excuse_resolution(checks: list[dict], conv: dict) -> tuple[list[dict], str]:
             )
             c = {**c, "detail": f"{c['detail']} [{note}]"}
         elif c["name"] == "built:resolution_ppw" and c["status"] == "fail" and converged:
-            worst = max(qs, key=lambda q: q["change"])
+            worst = max(judged(qs), key=lambda q: q["change"])
             note = (
                 f"under-resolved ({c['value']} pixels per wavelength, fail < "
                 f"{th.PPW_AS_BUILT.fail:g}) but excused by convergence: "

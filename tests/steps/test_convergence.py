@@ -102,7 +102,8 @@ def test_report_shows_the_comparison(converged):
         value = "–" if q["value_n"] is None else f"{q['value_n']:.6g}"
         rerun = "–" if q["value_2n"] is None else f"{q['value_2n']:.6g}"
         row = f"| resolution_2x | {q['name']} | {value} → {rerun} | "
-        assert row + f"{q['change']:.3g} ({q['limit']}) | {q['status']} |" in md
+        status = f"reported ({q['status']}), not judged" if q.get("reported") else q["status"]
+        assert row + f"{q['change']:.3g} ({q['limit']}) | {status} |" in md
     assert f"**`{STAGE}`**: converged: checks.convergence is true; " in md
     page = report_html.markdown_to_html(md, out, "convergence")
     assert f"{conv['quantities'][0]['change']:.3g}" in page
