@@ -669,7 +669,12 @@ def convergence_section(out_dir: Path) -> list[str]:
             md += [
                 f"| {q.get('variant', 'resolution_2x')} | {q['name']} | "
                 f"{cell(q['value_n'], '.6g')} → {_rerun_values(q)} | "
-                f"{_change_text(q)} ({q.get('limit', '')}) | {q['status']} |"
+                f"{_change_text(q)} ({q.get('limit', '')}) | "
+                + (
+                    f"reported ({q['status']}), not judged |"
+                    if q.get("reported")
+                    else f"{q['status']} |"
+                )
                 for q in conv["quantities"]
             ]
             md.append("")
@@ -681,7 +686,8 @@ def convergence_section(out_dir: Path) -> list[str]:
         "`resolution_2x`: the change at twice the resolution. An estimate or change above "
         f"{th.CONVERGENCE_FRACTION:g} of the SUCCESS level of the band that classifies the "
         "quantity fails the stage (pointwise: max \\|y' − y\\| / max \\|y\\| on the "
-        f"figure's x grid, fail above {th.CONVERGENCE_POINTWISE.fail:g}; Harminv Q above "
+        f"figure's x grid after the shift a converged position may have, fail above "
+        f"{th.CONVERGENCE_POINTWISE.fail:g}, the unshifted change reported; Harminv Q above "
         f"{th.CONVERGENCE_Q.fail:g}); a run under {th.PPW_AS_BUILT.fail:g} pixels per "
         "wavelength stands only when its resolution evidence converged.",
         "",

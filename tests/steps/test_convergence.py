@@ -79,7 +79,8 @@ def test_a_rerun_that_moved_fails_the_verdict(converged, tmp_path):
     shutil.copytree(converged, wd, symlinks=True)
     path = wd / "outputs" / PAPER / "stages" / STAGE / "convergence.json"
     conv = json.loads(path.read_text())
-    point = next(q for q in conv["quantities"] if q["name"].endswith("pointwise max change"))
+    # the judged pointwise row (the unshifted one is reported only)
+    point = next(q for q in conv["quantities"] if q["name"].endswith("after the shift"))
     point.update(change=0.2, relative=0.2, status="fail")
     conv["variants"][0]["quantities"] = conv["quantities"]
     conv["status"] = "not_converged"
@@ -102,7 +103,8 @@ def test_report_shows_the_comparison(converged):
         value = "–" if q["value_n"] is None else f"{q['value_n']:.6g}"
         rerun = "–" if q["value_2n"] is None else f"{q['value_2n']:.6g}"
         row = f"| resolution_2x | {q['name']} | {value} → {rerun} | "
-        assert row + f"{q['change']:.3g} ({q['limit']}) | {q['status']} |" in md
+        status = f"reported ({q['status']}), not judged" if q.get("reported") else q["status"]
+        assert row + f"{q['change']:.3g} ({q['limit']}) | {status} |" in md
     assert f"**`{STAGE}`**: converged: checks.convergence is true; " in md
     page = report_html.markdown_to_html(md, out, "convergence")
     assert f"{conv['quantities'][0]['change']:.3g}" in page
