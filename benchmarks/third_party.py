@@ -53,7 +53,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 OUT = REPO / "benchmarks" / "results" / "third_party.json"
 
-from reprolab.physics import checks  # noqa: E402
+from reprolab.physics import checks, record_checks  # noqa: E402
+from reprolab.physics import convergence as conv  # noqa: E402
 from reprolab.physics import thresholds as th  # noqa: E402
 
 WRITE = (
@@ -85,6 +86,12 @@ class Case:
     # a decay check fails, the curve of that run says whether the example's had settled
     longer: list[tuple[str, str]] = field(default_factory=list)
     write_after: str | None = None  # the line after which the curve is written
+    # edits that double the PML: a resonance that fails built:pml_thickness gets the
+    # PML-doubled rerun the pipeline's convergence policy gives every Harminv stage
+    pml_doubled: list[tuple[str, str]] = field(default_factory=list)
+    # the exact answer the example computes itself: ("curve", y expression over the
+    # curve's x) or ("printed", a regex of its output with the run's and the exact value)
+    exact: tuple[str, str] | None = None
 
     def script(self, src: str) -> str:
         for pattern, repl in self.subs:
@@ -94,6 +101,10 @@ class Case:
         if self.curve:
             x, y, xc, yc = self.curve
             write = WRITE.format(x=x, y=y, xc=xc, yc=yc)
+            if self.exact and self.exact[0] == "curve":  # beside the output, not in it
+                write += WRITE.format(x=x, y=self.exact[1], xc=xc, yc="exact").replace(
+                    "'out.csv'", "'exact.csv'"
+                )
             if self.write_after:  # inside the function whose variables the curve is
                 line = re.search(self.write_after, src, flags=re.MULTILINE)
                 if not line:
@@ -204,6 +215,7 @@ CASES = [
         declared=[{"name": "sphere radius", "value": 1.0}],
         timeout_s=900,
         own_resolution=25,
+        exact=("curve", "scatt_eff_theory"),
     ),
     Case(
         "metal_cavity_ldos",
@@ -304,7 +316,10 @@ CASES = [
         "cavity-farfield.py",
         "near-to-far field",
         "2D",
-        subs=[(RES, "resolution = 10")],
+        # padding 8 a instead of 32 a between the holes and the PML: a quarter of the
+        # cell for a shared machine (the far-field line, 2N + d - 1 long, is unchanged)
+        subs=[(RES, "resolution = 10"), (r"^dpad = 32", "dpad = 8")],
+        timeout_s=900,
         declared=[
             {"name": "waveguide width", "value": 1.2},
             {"name": "hole radius", "value": 0.36},
@@ -320,6 +335,7 @@ CASES = [
         declared=[{"name": "sphere radius", "value": 1.0}],
         timeout_s=900,
         own_resolution=20,
+        exact=("printed", r"scatt:, ([-+\d.eE]+) \(meep\), ([-+\d.eE]+) \(theory\)"),
     ),
     Case(
         "faraday_rotation",
@@ -355,9 +371,11 @@ CASES = [
         "binary_grating_n2f.py",
         "near-to-far field (grating orders)",
         "2D",
-        subs=[(RES, "resolution = 15")],
+        # 100 far-field points instead of 500 along its 20° cone (the figure's sampling)
+        subs=[(RES, "resolution = 15"), (r"^ff_npts = 500", "ff_npts = 100")],
         declared=[{"name": "grating height", "value": 0.5}],
         own_resolution=25,
+        timeout_s=900,
     ),
     Case(
         "ring_mode_overlap",
@@ -365,6 +383,7 @@ CASES = [
         "Harminv modes and overlaps",
         "2D",
         subs=[(RES, "resolution = 10")],
+        pml_doubled=[(r"^dpml = 2 ", "dpml = 4 ")],
         declared=[{"name": "inner radius", "value": 1.0}, {"name": "ring width", "value": 1.0}],
         own_resolution=20,
     ),
@@ -395,14 +414,21 @@ CASES = [
         "cherenkov-radiation.py",
         "moving source (field)",
         "2D",
+        # no PNG frames: Meep's output_png needs h5topng, which this machine lacks
+        subs=[(r"^\s*mp\.at_every\(2, mp\.output_png\(.*\)\),\n", "")],
     ),
     Case(
         "point_dipole_cyl",
         "point_dipole_cyl.py",
         "dipole flux (LDOS)",
         "cylindrical",
-        subs=[(r"^RESOLUTION_UM = 50", "RESOLUTION_UM = 20")],
+        # one dipole position (3.5 µm) of the three: each needs its own series of m
+        subs=[
+            (r"^RESOLUTION_UM = 50", "RESOLUTION_UM = 20"),
+            (r"dipole_rpos_um = \[3\.5, 6\.7, 9\.5\]", "dipole_rpos_um = [3.5]"),
+        ],
         own_resolution=50,
+        timeout_s=900,
     ),
     Case(
         "antenna_radiation",
@@ -423,6 +449,8 @@ CASES = [
         "dipole_in_vacuum_1D.py",
         "dipole flux (1D)",
         "1D",
+        # 6 x 8 directions of the dipole instead of 30 x 50: one simulation each
+        subs=[(r"^NUM_POLAR = 30", "NUM_POLAR = 6"), (r"^NUM_AZIMUTH = 50", "NUM_AZIMUTH = 8")],
         argv=["x"],
     ),
 ]
@@ -475,6 +503,11 @@ def run_case(case: Case, src: Path, folder: Path, rejudge: bool = False) -> dict
 
 def judged_row(case: Case, folder: Path, seconds: float, timed_out: bool) -> dict:
     failed = judge(case, folder, timed_out)
+    pml_rerun = None
+    if any(c["name"] == "built:pml_thickness" for c in failed) and case.pml_doubled:
+        pml_rerun = pml_doubled_run(case, folder)
+        excused, _ = conv.excuse_pml(failed, {"variants": [pml_rerun]})
+        failed = [c for c in excused if c["status"] == "fail"]
     settled = None
     if any(c["name"] in DECAY_CHECKS for c in failed) and case.longer and not timed_out:
         settled = longer_run(case, folder)
@@ -485,6 +518,13 @@ def judged_row(case: Case, folder: Path, seconds: float, timed_out: bool) -> dic
                 f"over the {th.SPECTRUM_UNSETTLED.fail:g} the check fails at"
             )
             case = Case(**{**case.__dict__, "right": case.right | dict.fromkeys(DECAY_CHECKS, why)})
+    exact = exact_comparison(case, folder)
+    if exact and exact["off"]:
+        why = (
+            f"the run's own result is off the exact answer the example computes by "
+            f"{exact['error']}, beyond the SUCCESS level {exact['limit']}"
+        )
+        case = Case(**{**case.__dict__, "right": case.right | {"built:resolution_ppw": why}})
     correct = [c for c in failed if not reduced_by_us(case, c) and c["name"] not in case.right]
     justified = [c for c in failed if reduced_by_us(case, c)]
     argued = [c for c in failed if c["name"] in case.right and not reduced_by_us(case, c)]
@@ -518,6 +558,17 @@ def judged_row(case: Case, folder: Path, seconds: float, timed_out: bool) -> dic
     row.update(planted(case, folder))
     if settled:
         row["longer_run"] = settled
+    if pml_rerun:
+        row["pml_doubled_run"] = {
+            "edits": [f"{p} -> {r}" for p, r in case.pml_doubled],
+            "verdict": conv.verdict(pml_rerun["quantities"]),
+            "quantities": [
+                {k: q.get(k) for k in ("name", "value_n", "value_2n", "change", "status")}
+                for q in pml_rerun["quantities"]
+            ],
+        }
+    if exact:
+        row["exact_comparison"] = exact
     if case.published:
         row["published"] = case.published
     return row
@@ -526,27 +577,88 @@ def judged_row(case: Case, folder: Path, seconds: float, timed_out: bool) -> dic
 DECAY_CHECKS = ("built:field_decay", "field_decay")
 
 
-def longer_run(case: Case, folder: Path) -> dict | None:
-    """The case run longer (`Case.longer`) beside `folder`, and how far its curve moves
-    from the example's: the largest difference relative to the longer run's largest
-    value. None where either run wrote no curve."""
-    longer = folder.parent / (folder.name + ".longer")
-    if not (longer / "exit_code").is_file():
-        shutil.rmtree(longer, ignore_errors=True)
-        longer.mkdir(parents=True)
-        code = (folder / "sim.py").read_text()  # the case's script, its edits applied
-        for pattern, repl in case.longer:
+def exact_comparison(case: Case, folder: Path) -> dict | None:
+    """The run's result against the exact answer the example computes itself (Mie
+    series through PyMieScatt): a curve by its largest and RMS difference relative to
+    the exact curve's largest value, a printed number relative to the exact one; `off`
+    where that is beyond the SUCCESS level of the band a paper's figure or key value
+    would be judged by."""
+    if not case.exact:
+        return None
+    how, spec = case.exact
+    if how == "curve":
+        try:
+            run = np.loadtxt(folder / "out.csv", delimiter=",", skiprows=1, ndmin=2)[:, 1]
+            exact = np.loadtxt(folder / "exact.csv", delimiter=",", skiprows=1, ndmin=2)[:, 1]
+        except OSError:
+            return None
+        scale = float(np.max(np.abs(exact)))
+        worst = float(np.max(np.abs(run - exact)) / scale)
+        rms = float(np.sqrt(np.mean((run - exact) ** 2)) / scale)
+        bands = {b.metric: b.acceptable for b in th.DISCREPANCY_THRESHOLDS}
+        return {
+            "what": f"{case.curve[1]} against {spec}",
+            "max_abs_rel": round(worst, 4),
+            "rms_rel": round(rms, 4),
+            "error": f"{worst:.3g} at most (rms {rms:.3g})",
+            "limit": f"max_abs_rel {bands['max_abs_rel']:g}, rms_rel {bands['rms_rel']:g}",
+            "off": worst > bands["max_abs_rel"] or rms > bands["rms_rel"],
+        }
+    out = folder / "stdout.txt"
+    got = re.search(spec, out.read_text()) if out.is_file() else None
+    if not got:
+        return None
+    value, exact = float(got.group(1)), float(got.group(2))
+    rel = abs(value - exact) / abs(exact)
+    return {
+        "what": "printed value against the printed exact value",
+        "run": value,
+        "exact": exact,
+        "rel": round(rel, 4),
+        "error": f"{rel:.3g} (relative)",
+        "limit": f"key_value_rel {th.KEY_VALUE.acceptable:g}",
+        "off": rel > th.KEY_VALUE.acceptable,
+    }
+
+
+def variant_run(case: Case, folder: Path, suffix: str, edits: list) -> Path:
+    """The case's script (its edits applied) with `edits` on top, run beside `folder`
+    (kept: a rejudge reuses it)."""
+    there = folder.parent / (folder.name + suffix)
+    if not (there / "exit_code").is_file():
+        for old in (there, there.parent / (there.name + ".record")):
+            shutil.rmtree(old, ignore_errors=True)
+        there.mkdir(parents=True)
+        code = (folder / "sim.py").read_text()
+        for pattern, repl in edits:
             code, n = re.subn(pattern, repl, code, flags=re.MULTILINE)
             if not n:
-                raise ValueError(f"{case.name}: longer edit {pattern!r} matched nothing")
-        (longer / "sim.py").write_text(code)
+                raise ValueError(f"{case.name}: edit {pattern!r} matched nothing")
+        (there / "sim.py").write_text(code)
         subprocess.run(
-            [sys.executable, "-m", "tests.support.planted.driver", str(longer)],
+            ["nice", "-n", "10", sys.executable, "-m", "tests.support.planted.driver", str(there)],
             cwd=REPO,
             env={**os.environ, "MPLBACKEND": "Agg"},
             timeout=4 * case.timeout_s,
             capture_output=True,
         )
+    return there
+
+
+def pml_doubled_run(case: Case, folder: Path) -> dict:
+    """The pipeline's PML-doubled rerun of a resonance: its modes against the run's
+    (reprolab.physics.convergence, as the convergence step compares them)."""
+    there = variant_run(case, folder, ".pml2x", case.pml_doubled)
+    modes = [conv.record_modes(record_checks.load_record(f)) for f in (folder, there)]
+    quantities = conv.mode_quantities(*modes, conv.PML)
+    return {"id": conv.PML, "ran": bool(modes[1]), "quantities": quantities}
+
+
+def longer_run(case: Case, folder: Path) -> dict | None:
+    """The case run longer (`Case.longer`) beside `folder`, and how far its curve moves
+    from the example's: the largest difference relative to the longer run's largest
+    value. None where either run wrote no curve."""
+    longer = variant_run(case, folder, ".longer", case.longer)
     try:
         mine = np.loadtxt(folder / "out.csv", delimiter=",", skiprows=1, ndmin=2)
         theirs = np.loadtxt(longer / "out.csv", delimiter=",", skiprows=1, ndmin=2)
@@ -700,10 +812,60 @@ def write(out: Path, src: Path, rows: dict) -> dict:
         "cases": ordered,
     }
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp_out = out.with_suffix(".json.tmp")
-    tmp_out.write_text(json.dumps(result, indent=1) + "\n")
-    tmp_out.replace(out)
+    for path, text in (
+        (out, json.dumps(result, indent=1) + "\n"),
+        (out.with_suffix(".md"), markdown(result)),
+    ):
+        tmp_out = path.with_suffix(path.suffix + ".tmp")
+        tmp_out.write_text(text)
+        tmp_out.replace(path)
     return summary
+
+
+def markdown(result: dict) -> str:
+    """The results as a table: one row per case, then each alarm's reason."""
+    s = result["summary"]
+    lines = [
+        "# Third-party corpus: Meep's own examples through every check",
+        "",
+        f"Meep commit {result['meep_commit']}, {result['date']}, {result['machine']}. "
+        f"Written by `benchmarks/third_party.py`; the numbers per case are in "
+        f"`third_party.json`.",
+        "",
+        f"{s['cases']} cases, {s['ran']} ran ({s['kinds_ran']} kinds, "
+        f"{s['3d_or_cylindrical_ran']} 3D or cylindrical); false alarms: "
+        f"{s['false_alarms']}; planted variants caught: {s['planted_caught']} of {s['ran']}.",
+        "",
+        "| case | kind | dims | verdict | false alarm | right alarms | planted caught by | s |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in result["cases"]:
+        right = sorted({a.split(":", 2)[0] + ":" + a.split(":", 2)[1] for a in r["right_alarms"]})
+        lines.append(
+            f"| {r['case']} | {r['kind']} | {r['dims']} | {r['verdict']} | {r['false_alarm']} | "
+            f"{', '.join(right) or '-'} | {', '.join(r.get('planted_caught_by') or []) or '-'} "
+            f"| {r['wall_seconds']} |"
+        )
+    lines += ["", "## Why each alarm fired", ""]
+    for r in result["cases"]:
+        for text in [r["alarm_reason"]] * bool(r["alarm_reason"]) + r["right_alarms"]:
+            lines.append(f"- **{r['case']}**: {text}")
+    extra = [r for r in result["cases"] if r.get("exact_comparison") or r.get("longer_run")]
+    if extra:
+        lines += ["", "## Measured against the example's own truth", ""]
+        for r in extra:
+            if r.get("exact_comparison"):
+                e = r["exact_comparison"]
+                lines.append(
+                    f"- **{r['case']}**: {e['what']}: {e['error']} (SUCCESS: {e['limit']})"
+                )
+            if r.get("longer_run"):
+                g = r["longer_run"]
+                lines.append(
+                    f"- **{r['case']}** run longer ({'; '.join(g['edits'])}): its curve "
+                    f"moves {g['moved']:.3g} of its largest value (at x = {g['at']:.4g})"
+                )
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

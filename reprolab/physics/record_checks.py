@@ -264,28 +264,30 @@ def spectrum_left_to_change(
 ) -> float | None:
     """How much the spectra would still change after the run, relative to their largest
     value. The DFT's increments follow the field's amplitude: a tail whose amplitude
-    decays by r per sample leaves about the last changes times r / (1 - r), and never
-    less than the range the spectra moved in over the kept samples (`wander`). r comes
+    decays by r per sample leaves about its current change times r / (1 - r). r comes
     from the cell's energy (r² per sample: free of the beats a single monitor sees), or
-    where the record has none from the changes themselves (the larger of each half of
-    the samples). A tail that does not decay (a static field left by a source's DC part,
-    whose DFT oscillates for ever; a pulse still passing) leaves `wander`, unbounded
-    (inf) where that is unknown. None with too few samples to tell."""
+    where the record has none from the changes themselves; the current change is the
+    largest of the last few carried forward at that rate (a tail of beating modes dips
+    between its beats). A tail that does not decay (a static field left by a source's
+    DC part, whose DFT oscillates for ever; a pulse still passing) leaves the range the
+    spectra moved in over the kept samples (`wander`), unbounded (inf) where that is
+    unknown. None with too few samples to tell."""
     if len(changes) < SETTLING_SAMPLES:
         return None
     last = changes[-SETTLING_SAMPLES:]
     half = SETTLING_SAMPLES // 2
-    late, early = max(last[half:]), max(last[:half])
-    if late == 0:
+    if max(last[half:]) == 0:
         return 0.0
     if len(energy) >= SETTLING_SAMPLES and energy[-SETTLING_SAMPLES] > 0:
         drop = energy[-1] / energy[-SETTLING_SAMPLES]
         ratio = math.sqrt(drop) ** (1 / (SETTLING_SAMPLES - 1))
     else:
-        ratio = (late / early) ** (1 / half) if early else math.inf
-    if ratio < 1:
-        return max(late * ratio / (1 - ratio), wander or 0.0)
-    return wander if wander is not None else math.inf
+        early = max(last[:half])
+        ratio = (max(last[half:]) / early) ** (1 / half) if early else math.inf
+    if ratio >= 1:
+        return wander if wander is not None else math.inf
+    now = max(c * ratio ** (len(last) - 1 - i) for i, c in enumerate(last) if i >= half)
+    return now * ratio / (1 - ratio)
 
 
 # Samples that give the tail's decay per sample.

@@ -177,11 +177,13 @@ def test_fixed_time_run_is_judged_by_its_settled_spectra(runs):
 
 
 def test_spectrum_left_to_change_extrapolates_the_tail():
-    """A tail decaying by half in amplitude per sample leaves as much as its last
-    change; one that does not decay leaves the range it wanders in; too few samples say
-    nothing."""
+    """A tail decaying by half in amplitude per sample leaves as much as its current
+    change (the largest of the last three carried forward: beats dip); one that does
+    not decay leaves the range it wanders in; too few samples say nothing."""
     energy = [4.0**-i for i in range(6)]
-    assert record_checks.spectrum_left_to_change([1e-3] * 6, energy) == pytest.approx(1e-3)
+    left = record_checks.spectrum_left_to_change
+    assert left([1e-3] * 6, energy) == pytest.approx(1e-3)
+    assert left([0, 0, 0, 8e-3, 1e-3, 1e-4], energy, wander=0.5) == pytest.approx(2e-3)
     assert record_checks.spectrum_left_to_change([1e-3] * 6, [1.0] * 6, 0.02) == 0.02
     assert record_checks.spectrum_left_to_change([1e-3] * 6, [1.0] * 6) == float("inf")
     assert record_checks.spectrum_left_to_change([1e-3] * 3, energy) is None
