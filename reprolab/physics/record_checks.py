@@ -100,7 +100,7 @@ def pml_check(sims: list[dict]) -> Check | None:
         for layer in s.get("boundary_layers", []):
             if layer["kind"] != "PML":
                 continue
-            wl = layer["wavelengths"]
+            wl = None if quasi_static(s, layer) else layer["wavelengths"]
             bad = layer["pixels"] < th.PML_MIN_PIXELS or (wl is not None and wl < need)
             warn = wl is not None and wl < th.PML_MIN_WAVELENGTHS
             rank = (bad, warn, -(wl or 0))
@@ -109,17 +109,29 @@ def pml_check(sims: list[dict]) -> Check | None:
     if worst is None:
         return None
     (bad, warn, _), s, layer, need, resonance = worst
-    wl = layer["wavelengths"]
+    still = quasi_static(s, layer)
+    wl = None if still else layer["wavelengths"]
     return Check(
         "built:pml_thickness",
         "fail" if bad else "warn" if warn else "pass",
         f"{_label(s)}: thinnest PML {layer['thickness']:g} a on the {layer['side']} "
         f"{layer['axis']} side = {layer['pixels']:.3g} pixels"
         + (f" = {wl:.3g} wavelengths at the band centre" if wl is not None else "")
+        + (" (the source's wavelength exceeds the cell: pixels judged only)" if still else "")
         + (" (a resonance run: PML reflection biases Q)" if resonance else ""),
         round(wl, 4) if wl is not None else None,
         f"fail < {th.PML_MIN_PIXELS:g} pixels or < {need:g} λ, warn < {th.PML_MIN_WAVELENGTHS:g} λ",
     )
+
+
+def quasi_static(sim: dict, layer: dict) -> bool:
+    """The judged wavelength is longer than the whole cell: a static or moving charge
+    (Meep's Cherenkov example drives a ContinuousSource at 1e-10 c/a), whose radiation
+    takes its spectrum from the motion, not from the source's frequency. Its PML has no
+    wavelength to be measured in; its pixels are still judged."""
+    wl = layer.get("wavelengths")
+    extent = max((c for c in sim.get("cell") or [] if c), default=0.0)
+    return bool(wl) and layer["thickness"] / wl > extent > 0
 
 
 def plane_wave_check(sims: list[dict]) -> Check | None:
