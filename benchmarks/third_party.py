@@ -349,6 +349,9 @@ CASES = [
         declared=[{"name": "sphere radius", "value": 1.0}],
         timeout_s=2400,
         own_resolution=20,
+        # its stop, 100 after the sources, against 400: both at 5/a
+        longer=[(r"until_after_sources=100\)", "until_after_sources=400)")],
+        longer_at=[(r"^resolution = 8", "resolution = 5")],
         exact=("printed", r"scatt:, ([-+\d.eE]+) \(meep\), ([-+\d.eE]+) \(theory\)"),
     ),
     Case(
@@ -680,11 +683,17 @@ def longer_run(case: Case, folder: Path) -> dict | None:
     value. None where either run wrote no curve."""
     longer = variant_run(case, folder, ".longer", case.longer_at + case.longer)
     base = variant_run(case, folder, ".shorter", case.longer_at) if case.longer_at else folder
-    try:
-        mine = np.loadtxt(base / "out.csv", delimiter=",", skiprows=1, ndmin=2)
-        theirs = np.loadtxt(longer / "out.csv", delimiter=",", skiprows=1, ndmin=2)
-    except OSError:
-        return None
+    if not case.curve and case.exact and case.exact[0] == "printed":  # a printed result
+        got = [re.search(case.exact[1], (f / "stdout.txt").read_text()) for f in (base, longer)]
+        if not all(got):
+            return None
+        mine, theirs = (np.array([[0.0, float(g.group(1))]]) for g in got)
+    else:
+        try:
+            mine = np.loadtxt(base / "out.csv", delimiter=",", skiprows=1, ndmin=2)
+            theirs = np.loadtxt(longer / "out.csv", delimiter=",", skiprows=1, ndmin=2)
+        except OSError:
+            return None
     gap = np.abs(mine[:, 1] - theirs[:, 1])
     i = int(np.argmax(gap))
     return {
