@@ -452,7 +452,11 @@ CASES = [
         "antenna-radiation.py",
         "near-to-far radiation pattern",
         "2D",
-        subs=[(r"^RESOLUTION_UM = 50", "RESOLUTION_UM = 20")],
+        # the installed Meep's get_farfield takes no Green's-function tolerance argument
+        subs=[
+            (r"^RESOLUTION_UM = 50", "RESOLUTION_UM = 20"),
+            (r"^\s*GREENCYL_TOL,\n", ""),
+        ],
         own_resolution=50,
     ),
     Case(
