@@ -115,12 +115,15 @@ def _patch(mp) -> None:
 
     def run(self, *step_funcs, **kwargs):
         sampler = _EnergySampler(mp)
+        spectra = _SpectrumSampler(mp, _STATE["get_fluxes"])
         dt = _sample_interval(self)
         stop = {k: _describe_stop(v) for k, v in kwargs.items() if k.startswith("until")}
         monitors_before = len(getattr(self, "_reprolab_monitors", []))
-        out = orig_run(self, *step_funcs, mp.at_every(dt, sampler.step), **kwargs)
+        samplers = (mp.at_every(dt, sampler.step), mp.at_every(dt, spectra.step))
+        out = orig_run(self, *step_funcs, *samplers, **kwargs)
         try:
             _record_run(mp, self, stop, sampler, monitors_before)
+            _record_spectrum_settling(self, spectra, sampler.recent, dt)
         except Exception as exc:  # noqa: BLE001 - the record must never break a run
             _STATE["record"].setdefault("errors", []).append(f"{type(exc).__name__}: {exc}")
         as_measured.after_run(self, _report_measured)
@@ -148,6 +151,7 @@ def _patch(mp) -> None:
         _STATE["harminvs"].append(self)
 
     mp.Harminv.__init__ = harminv_init
+    _STATE["get_fluxes"] = mp.get_fluxes  # before as_measured wraps it: samples are not reads
     as_measured.patch(mp, _report_measured, _freqs_of)
 
 
@@ -239,13 +243,73 @@ class _EnergySampler:
 
     def __init__(self, mp):
         self.peak, self.last, self.samples = 0.0, None, 0
+        self.recent: list[float] = []  # the last SPECTRUM_SAMPLES: the tail's decay rate
 
         def step(sim):  # Meep counts a step function's arguments: a plain function
             box = mp.Volume(center=sim.geometry_center, size=sim.cell_size)
             e = abs(sim.field_energy_in_box(box=box))
             self.peak, self.last, self.samples = max(self.peak, e), e, self.samples + 1
+            self.recent = [*self.recent[-(SPECTRUM_SAMPLES - 1) :], e]
 
         self.step = step
+
+
+class _SpectrumSampler:
+    """How much the flux spectra the run accumulates (every DftFlux: flux boxes, mode
+    monitors, the near surface the recorder adds to a near2far) still change: per sample,
+    the largest change of any monitor's spectrum since the last sample (`changes`, the
+    last SPECTRUM_SAMPLES kept), and how far the spectra moved up and down over those
+    samples (`wander`), both relative to the largest flux any of them carries (a box's
+    net flux in an empty cell is zero: its own scale is noise)."""
+
+    def __init__(self, mp, get_fluxes):
+        self.changes: list[float] = []
+        self.samples = 0
+        history: dict[int, list[list[float]]] = {}
+
+        def step(sim):  # Meep counts a step function's arguments: a plain function
+            moved, scale = [], 0.0
+            for obj in getattr(sim, "dft_objects", []):
+                if not isinstance(obj, mp.DftFlux) or getattr(obj, "swigobj", None) is None:
+                    continue
+                values = [float(v) for v in get_fluxes(obj)]
+                kept = history.setdefault(id(obj), [])
+                kept[:] = [v for v in kept[-(SPECTRUM_SAMPLES - 1) :] if len(v) == len(values)]
+                kept.append(values)
+                scale = max([scale, *map(abs, values)])
+                if len(kept) > 1:
+                    moved.append(max(abs(a - b) for a, b in zip(values, kept[-2], strict=True)))
+            self.samples += 1
+            if moved and scale:
+                self.changes = [*self.changes[-(SPECTRUM_SAMPLES - 1) :], max(moved) / scale]
+
+        def wander() -> float | None:
+            scale = max((abs(v) for kept in history.values() for v in kept[-1]), default=0.0)
+            found = [
+                max(max(c) - min(c) for c in zip(*kept, strict=True))
+                for kept in history.values()
+                if len(kept) == SPECTRUM_SAMPLES
+            ]
+            return max(found) / scale if found and scale else None
+
+        self.step, self.wander = step, wander
+
+
+# Spectra kept per run: enough to see their trend over the run's last periods.
+SPECTRUM_SAMPLES = 6
+
+
+def _record_spectrum_settling(sim, spectra: _SpectrumSampler, energy: list, dt: float) -> None:
+    """The last run's spectrum changes per sample, their wander and the field energy at
+    the same samples (`reprolab.physics.record_checks` judges what they leave to come
+    after the run stopped)."""
+    sims = _STATE["record"]["simulations"]
+    entry = next((s for s in sims if s["_id"] == _key(sim)), None)
+    if entry and entry["runs"]:
+        entry["runs"][-1]["spectrum_changes"] = spectra.changes
+        entry["runs"][-1]["spectrum_wander"] = spectra.wander()
+        entry["runs"][-1]["spectrum_interval"] = dt
+        entry["runs"][-1]["energy_recent"] = energy
 
 
 def _sample_interval(sim) -> float:
@@ -593,6 +657,7 @@ def material(mp, m, band) -> dict:
             if hasattr(x, "frequency")
         ],
         **built_model(m),
+        "nonlinear_order": nonlinear_order(m),
     }
     eps = [float(x) for x in _vec(m.epsilon_diag) if x is not None]
     mu = [float(x) for x in _vec(m.mu_diag) if x is not None]
@@ -613,6 +678,17 @@ def material(mp, m, band) -> dict:
     else:
         info["n_max"] = n_static
     return info
+
+
+def nonlinear_order(m) -> int:
+    """3 with a χ(3) term, else 2 with a χ(2) term, else 1 (linear): a nonlinear medium
+    generates harmonics and mixing products of the source's frequencies."""
+    for order in (3, 2):
+        for field in (f"E_chi{order}_diag", f"H_chi{order}_diag"):
+            diag = getattr(m, field, None)
+            if diag is not None and any(abs(x or 0) > 0 for x in _vec(diag)):
+                return order
+    return 1
 
 
 def built_model(m) -> dict:

@@ -67,7 +67,9 @@ def patch(mp, report, freqs_of) -> None:
         sim_cls.add_near2far = _near2far(mp, sim_cls.add_near2far, add_flux)
         for name in dir(sim_cls):
             if name.startswith(("load_near2far", "load_minus_near2far")):
-                setattr(sim_cls, name, _loaded(getattr(sim_cls, name)))
+                setattr(sim_cls, name, _loaded(getattr(sim_cls, name), name))
+    if hasattr(sim_cls, "get_near2far_data"):
+        sim_cls.get_near2far_data = _near_data_read(sim_cls.get_near2far_data, report)
 
 
 def _farfield(method, report, get_fluxes, flux_freqs):
@@ -129,17 +131,41 @@ def _near2far(mp, method, add_flux):
     return add_near2far
 
 
-def _loaded(method):
+def _loaded(method, name: str):
     """Near-field data loaded into a near2far object: its surface's flux no longer
-    describes it."""
+    describes it, and its monitor's entry says how it was loaded (`near_data`: `minus`
+    where a reference run's data is subtracted, leaving the scattered field)."""
 
     def load(self, *args, **kwargs):
         for a in [*args, *kwargs.values()]:
             if getattr(a, "_reprolab_surface_flux", None) is not None:
                 a._reprolab_surface_flux = None
-        return method(self, *args, **kwargs)
+        out = method(self, *args, **kwargs)
+        for a in [*args, *kwargs.values()]:  # after: Meep's minus load calls the plain one
+            _mark_loaded(a, "minus" if "minus" in name else "loaded")
+        return out
 
     return load
+
+
+def _mark_loaded(obj, how: str) -> None:
+    owner = getattr(obj, "_reprolab_owner", None)
+    with contextlib.suppress(Exception):  # not a recorded monitor: nothing to say
+        owner[0]._reprolab_monitors[owner[1]]["near_data"] = how
+
+
+def _near_data_read(method, report):
+    """A near2far's near-field data read out (to be loaded, usually subtracted, in another
+    run): a reference run's surface, as the record says (`near_data_read`)."""
+
+    def get_near2far_data(self, near2far, *args, **kwargs):
+        data = method(self, near2far, *args, **kwargs)
+        owner = getattr(near2far, "_reprolab_owner", None)
+        if owner is not None:
+            _guard(report, self, {"kind": "near_data_read", "monitor": owner[1]})
+        return data
+
+    return get_near2far_data
 
 
 def tag(obj, sim, index: int) -> None:

@@ -531,11 +531,48 @@ def excuse_resolution(checks: list[dict], conv: dict) -> tuple[list[dict], str]:
     return out, note
 
 
+def excuse_pml(checks: list[dict], conv: dict) -> tuple[list[dict], str]:
+    """A failed `built:pml_thickness` of a resonance stands unless the PML-doubled rerun
+    ran, compared its modes' Q and converged (each judged on twice its change: the
+    thinner PML's own error); then it becomes a warn saying so, with the numbers. A
+    thickness rule in wavelengths is a prior: whether a PML's reflection biases Q
+    depends on how much of the mode reaches it, which the rerun measures. Returns the
+    checks and a note ('' when nothing was excused)."""
+    pml = next((v for v in conv.get("variants", []) if v["id"] == PML), None)
+    qs = [q for q in (pml or {}).get("quantities", []) if q["name"].endswith(" Q")]
+    if not (pml and pml.get("ran") and qs and verdict(pml["quantities"]) == "converged"):
+        return checks, ""
+    worst = max(qs, key=lambda q: q.get("error_estimate", q["change"]))
+    bound = worst.get("error_estimate", worst["change"])
+    note = (
+        f"thin PML ({checks_value(checks, 'built:pml_thickness')} wavelengths) but excused "
+        f"by convergence: at 2x PML {len(qs)} modes' Q moved at most {worst['change']:.3g} "
+        f"({worst['name']}; bound {bound:.3g}, limit {worst['limit']})"
+    )
+    out = []
+    for c in checks:
+        if c["name"] == "built:pml_thickness" and c["status"] == "fail":
+            c = {
+                **c,
+                "status": "warn",
+                "detail": f"{c['detail']} [{note}]",
+                "excused_by": "convergence",
+            }
+        out.append(c)
+    return out, note if out != checks else ""
+
+
+def checks_value(checks: list[dict], name: str):
+    return next((c.get("value") for c in checks if c["name"] == name), None)
+
+
 def with_convergence(checks: dict, conv: dict) -> tuple[dict, str]:
     """A checks.json with the convergence result judged in: its checks added, a failed
     resolution excused when the resolution rerun converged, the verdict recomputed.
     Returns it and the note for the stage's reason ('' when there is nothing to say)."""
     items, note = excuse_resolution(checks.get("checks", []), conv)
+    items, pml_note = excuse_pml(items, conv)
+    note = "; ".join(n for n in (note, pml_note) if n)
     items = items + [asdict(c) for c in convergence_checks(conv)]
     unexcused = any(c["name"] == "built:resolution_ppw" and c["status"] == "fail" for c in items)
     if unexcused and not note:

@@ -128,12 +128,19 @@ def _open_sides(s: dict, regions: list[dict], box: list[tuple[float, float]]) ->
 
 def near_surface_check(sims: list[dict]) -> Check | None:
     """A near-field surface of two or more regions is closed (a face on every side of its
-    bounding box) and encloses every source strictly."""
-    found = [(s, m) for s in sims for m in s.get("monitors", []) if m["kind"] == "near2far"]
+    bounding box) and encloses every source strictly (a scattered-field surface: the
+    scatterer, which the incident source outside it is not)."""
+    found = [
+        (s, i, m)
+        for s in sims
+        for i, m in enumerate(s.get("monitors", []))
+        if m["kind"] == "near2far"
+    ]
     if not found:
         return None
     outside = []
-    for s, m in found:
+    for s, i, m in found:
+        sources = [] if _scattered_or_reference(s, i, m) else s["sources"]
         regions = [r for r in m["regions"] if None not in r["center"] + r["size"]]
         if len(regions) < 2:
             continue  # one plane: an open surface, judged by the far-field check only
@@ -144,7 +151,7 @@ def near_surface_check(sims: list[dict]) -> Check | None:
                 f"simulation {s['index']}: the surface is open (no face at "
                 f"{', '.join(missing)} of {box})"
             )
-        for src in s["sources"]:
+        for src in sources:
             c = src["center"]
             if any(hi > lo and not lo < c[i] < hi for i, (lo, hi) in enumerate(box)):
                 outside.append(f"simulation {s['index']}: source at {c} outside {box}")
@@ -155,6 +162,17 @@ def near_surface_check(sims: list[dict]) -> Check | None:
         len(outside),
         "fail: an open surface of two or more regions, a source on or outside it",
     )
+
+
+def _scattered_or_reference(s: dict, index: int, m: dict) -> bool:
+    """A surface that holds a scattered field: a reference run's near data subtracted
+    from it (the incident source outside is taken away with it), or the reference run
+    itself, whose data is read out to be subtracted and whose own far field is never
+    read. The sources it must enclose are then the scatterer's, not the incident one."""
+    if m.get("near_data") == "minus":
+        return True
+    read = {x.get("kind") for x in s.get("measured", []) if x.get("monitor") == index}
+    return "near_data_read" in read and "farfield" not in read
 
 
 def _read_radius(s: dict, index: int, centre: list[float]) -> float | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 from pathlib import Path
 
 from reprolab.physics import harminv as hv
@@ -99,7 +100,7 @@ def pml_check(sims: list[dict]) -> Check | None:
         for layer in s.get("boundary_layers", []):
             if layer["kind"] != "PML":
                 continue
-            wl = layer["wavelengths"]
+            wl = None if quasi_static(s, layer) else layer["wavelengths"]
             bad = layer["pixels"] < th.PML_MIN_PIXELS or (wl is not None and wl < need)
             warn = wl is not None and wl < th.PML_MIN_WAVELENGTHS
             rank = (bad, warn, -(wl or 0))
@@ -108,17 +109,29 @@ def pml_check(sims: list[dict]) -> Check | None:
     if worst is None:
         return None
     (bad, warn, _), s, layer, need, resonance = worst
-    wl = layer["wavelengths"]
+    still = quasi_static(s, layer)
+    wl = None if still else layer["wavelengths"]
     return Check(
         "built:pml_thickness",
         "fail" if bad else "warn" if warn else "pass",
         f"{_label(s)}: thinnest PML {layer['thickness']:g} a on the {layer['side']} "
         f"{layer['axis']} side = {layer['pixels']:.3g} pixels"
         + (f" = {wl:.3g} wavelengths at the band centre" if wl is not None else "")
+        + (" (the source's wavelength exceeds the cell: pixels judged only)" if still else "")
         + (" (a resonance run: PML reflection biases Q)" if resonance else ""),
         round(wl, 4) if wl is not None else None,
         f"fail < {th.PML_MIN_PIXELS:g} pixels or < {need:g} λ, warn < {th.PML_MIN_WAVELENGTHS:g} λ",
     )
+
+
+def quasi_static(sim: dict, layer: dict) -> bool:
+    """The judged wavelength is longer than the whole cell: a static or moving charge
+    (Meep's Cherenkov example drives a ContinuousSource at 1e-10 c/a), whose radiation
+    takes its spectrum from the motion, not from the source's frequency. Its PML has no
+    wavelength to be measured in; its pixels are still judged."""
+    wl = layer.get("wavelengths")
+    extent = max((c for c in sim.get("cell") or [] if c), default=0.0)
+    return bool(wl) and layer["thickness"] / wl > extent > 0
 
 
 def plane_wave_check(sims: list[dict]) -> Check | None:
@@ -148,33 +161,69 @@ def plane_wave_check(sims: list[dict]) -> Check | None:
 
 
 def source_band_check(sims: list[dict]) -> Check | None:
+    """Monitored frequencies against what the fields contain. In a linear run that is the
+    source's band: a spectrum outside it is normalised by an incident flux that vanishes
+    there, so every monitored frequency must lie inside. A nonlinear medium (χ(2), χ(3))
+    also generates harmonics k·fcen (k up to its order, each about √k times as wide): the
+    monitored spectrum is then itself the result, zero between the generated bands, so a
+    monitor is judged by how near its frequencies come to a band the run generates."""
     worst = None
     for s in sims:
         gauss = [x for x in s["sources"] if x["fwidth"] and x["fcen"]]
-        freqs = [f for m in s.get("monitors", []) for f in m["freqs"]]
-        freqs += (s.get("ldos") or {}).get("freqs", [])
-        if not gauss or not freqs:
+        monitors = [m["freqs"] for m in s.get("monitors", []) if m["freqs"]]
+        monitors += [f] if (f := (s.get("ldos") or {}).get("freqs", [])) else []
+        if not gauss or not monitors:
             continue
         src = max(gauss, key=lambda x: x["fwidth"])
-        reach = max(abs(f - src["fcen"]) for f in freqs) / src["fwidth"]
+        order = max(m.get("nonlinear_order", 1) for m in _materials(s))
+        reach = (
+            max(_reach(freqs, src, 1) for freqs in monitors)
+            if order == 1
+            else max(
+                min(min(_reach([f], src, k) for f in freqs) for k in _harmonics(order))
+                for freqs in monitors
+            )
+        )
         if worst is None or reach > worst[0]:
-            worst = (reach, s, src, freqs)
+            worst = (reach, s, src, [f for m in monitors for f in m], order)
     if worst is None:
         return None
-    reach, s, src, freqs = worst
+    reach, s, src, freqs, order = worst
+    generated = (
+        f"; a χ({order}) medium generates {', '.join(f'{k}·fcen' for k in _harmonics(order))}: "
+        "each monitor judged at its nearest generated band"
+        if order > 1
+        else ""
+    )
     return Check(
         "built:source_bandwidth",
         _status_high(reach, th.SOURCE_BAND),
         f"{_label(s)}: monitors {min(freqs):.4g}-{max(freqs):.4g} c/a, source "
         f"{src['fcen']:.4g} ± {src['fwidth'] / 2:.4g}: farthest monitored frequency "
-        f"{reach:.3g}·fwidth from fcen",
+        f"{reach:.3g}·fwidth from {'its band' if order > 1 else 'fcen'}{generated}",
         round(reach, 4),
         f"fail > {th.SOURCE_BAND.fail:g}·fwidth, warn > {th.SOURCE_BAND.warn:g}·fwidth",
     )
 
 
+def _harmonics(order: int) -> list[int]:
+    """The harmonics a medium of this order generates from one band: χ(2) sums to 2·fcen,
+    χ(3) to 3·fcen (its even products cancel); the fundamental stays."""
+    return [1, 2] if order == 2 else list(range(1, order + 1, 2))
+
+
+def _reach(freqs: list[float], src: dict, k: int) -> float:
+    """The farthest of `freqs` from the k-th harmonic of the source's band, in units of
+    that band's width (√k·fwidth: the k-th power of a Gaussian pulse)."""
+    return max(abs(f - k * src["fcen"]) for f in freqs) / (math.sqrt(k) * src["fwidth"])
+
+
 def field_decay_check(sims: list[dict]) -> Check | None:
-    """Energy decay of the last run of every measuring simulation, whatever stopped it."""
+    """Whether the last run of every measuring simulation ran long enough, whatever
+    stopped it. What a truncated run gets wrong is its monitors' spectra, so where the
+    record followed them (flux and mode monitors, a near2far's surface) the check judges
+    how much they would still change after the stop; otherwise the field energy left in
+    the cell against its peak."""
     worst = None
     for s in sims:
         if not _measures(s) or not s["runs"]:
@@ -182,21 +231,79 @@ def field_decay_check(sims: list[dict]) -> Check | None:
         if all(x["time"] == "ContinuousSource" for x in s["sources"]):
             continue  # a CW steady state never decays, by design
         run = s["runs"][-1]
-        decay = run["energy_decay"]
-        if decay is not None and (worst is None or decay > worst[0]):
-            worst = (decay, s, run)
+        left = spectrum_left_to_change(
+            run.get("spectrum_changes") or [],
+            run.get("energy_recent") or [],
+            run.get("spectrum_wander"),
+        )
+        if left is not None:
+            status = _status_high(left, th.SPECTRUM_UNSETTLED)
+            found = (_RANK[status], left, "spectra", s, run)
+        elif run["energy_decay"] is not None:
+            status = _status_high(run["energy_decay"], th.ENERGY_DECAY)
+            found = (_RANK[status], run["energy_decay"], "energy", s, run)
+        else:
+            continue
+        if worst is None or found[:2] > worst[:2]:
+            worst = found
     if worst is None:
         return None
-    decay, s, run = worst
-    stop = run["stop"]
+    rank, value, measure, s, run = worst
+    status = {v: k for k, v in _RANK.items()}[rank]
+    said = (
+        f"the monitored spectra would still change by {value:.3g} of their largest value "
+        f"after the stop (last changes per {run['spectrum_interval']:.3g} time units: "
+        f"{', '.join(f'{c:.2g}' for c in run['spectrum_changes'][-4:])}; field energy "
+        f"at the end / its peak = {run['energy_decay']:.3g})"
+        if measure == "spectra"
+        else f"field energy at the end / its peak = {value:.3g}"
+    )
+    lim = th.SPECTRUM_UNSETTLED if measure == "spectra" else th.ENERGY_DECAY
     return Check(
         "built:field_decay",
-        _status_high(decay, th.ENERGY_DECAY),
-        f"{_label(s)}: field energy at the end / its peak = {decay:.3g} "
-        f"(stop: {json.dumps(stop)}, t = {run['sim_time']:.4g})",
-        decay,
-        f"fail > {th.ENERGY_DECAY.fail:g}, warn > {th.ENERGY_DECAY.warn:g}",
+        status,
+        f"{_label(s)}: {said} (stop: {json.dumps(run['stop'])}, t = {run['sim_time']:.4g})",
+        value,
+        f"fail > {lim.fail:g}, warn > {lim.warn:g} ({measure})",
     )
+
+
+_RANK = {"pass": 0, "warn": 1, "fail": 2}
+
+
+def spectrum_left_to_change(
+    changes: list[float], energy: list[float], wander: float | None = None
+) -> float | None:
+    """How much the spectra would still change after the run, relative to their largest
+    value. The DFT's increments follow the field's amplitude: a tail whose amplitude
+    decays by r per sample leaves about its current change times r / (1 - r). r comes
+    from the cell's energy (r² per sample: free of the beats a single monitor sees), or
+    where the record has none from the changes themselves; the current change is the
+    largest of the last few carried forward at that rate (a tail of beating modes dips
+    between its beats). A tail that does not decay (a static field left by a source's
+    DC part, whose DFT oscillates for ever; a pulse still passing) leaves the range the
+    spectra moved in over the kept samples (`wander`), unbounded (inf) where that is
+    unknown. None with too few samples to tell."""
+    if len(changes) < SETTLING_SAMPLES:
+        return None
+    last = changes[-SETTLING_SAMPLES:]
+    half = SETTLING_SAMPLES // 2
+    if max(last[half:]) == 0:
+        return 0.0
+    if len(energy) >= SETTLING_SAMPLES and energy[-SETTLING_SAMPLES] > 0:
+        drop = energy[-1] / energy[-SETTLING_SAMPLES]
+        ratio = math.sqrt(drop) ** (1 / (SETTLING_SAMPLES - 1))
+    else:
+        early = max(last[:half])
+        ratio = (max(last[half:]) / early) ** (1 / half) if early else math.inf
+    if ratio >= 1:
+        return wander if wander is not None else math.inf
+    now = max(c * ratio ** (len(last) - 1 - i) for i, c in enumerate(last) if i >= half)
+    return now * ratio / (1 - ratio)
+
+
+# Samples that give the tail's decay per sample.
+SETTLING_SAMPLES = 6
 
 
 def valid_range_check(sims: list[dict]) -> Check | None:

@@ -301,6 +301,11 @@ PML_RESONANCE_WAVELENGTHS = 0.25
 # Final / peak field energy of the last run of a simulation that has flux or DFT
 # monitors (an |E|^2 ratio, like Meep's field-decay lines): same limits as FIELD_DECAY.
 ENERGY_DECAY = CheckLimit(fail=1e-4, warn=1e-6)
+# How much the monitored flux spectra would still change after a run stopped, relative to
+# their largest value (extrapolated from the run's last samples: record_checks). A
+# transmission spectrum off by this much is off by the energy-conservation levels, where
+# FIELD_DECAY's measurement puts its fail and warn too.
+SPECTRUM_UNSETTLED = CheckLimit(fail=ENERGY_CONSERVATION.fail, warn=ENERGY_CONSERVATION.warn)
 # A declared dimension matches a built object within this relative difference.
 GEOMETRY_DECLARED_REL = 1e-2
 # Cross-sections (sigma_/C_/Q_ with _sca, _abs, _ext): negative beyond this fraction of

@@ -620,7 +620,7 @@ def checks_section(checks_by_stage: dict, out_dir: Path) -> list[str]:
 AS_BUILT_COLUMNS = (
     ("built:resolution_ppw", "pixels per wavelength (densest material)"),
     ("built:pml_thickness", "thinnest PML (wavelengths)"),
-    ("built:field_decay", "field energy end/peak"),
+    ("built:field_decay", "spectra left to change (else field energy end/peak)"),
     ("built:source_bandwidth", "farthest monitored frequency (·fwidth)"),
     ("built:geometry_as_declared", "declared dimensions not built"),
 )

@@ -324,3 +324,27 @@ def test_the_reports_checks_table_shows_the_excuse(tmp_path):
     md = "\n".join(checks_section(judged_checks(inputs, {"stage1_x"}), tmp_path))
     assert "**warn** `built:resolution_ppw`" in md and "excused by convergence" in md
     assert "**fail**" not in md
+
+
+@pytest.mark.parametrize(("q_pml", "status"), [(77.66, "warn"), (72.0, "fail")])
+def test_a_thin_pml_is_excused_only_by_a_pml_rerun_that_leaves_q(q_pml, status):
+    """Meep's ring-mode-overlap example: a 2 a PML is 0.236 of the mode's wavelength,
+    under the 0.25 a resonance asks; doubling it moved the Q 77.66 mode by 1e-5
+    (measured at 10 px/a): excused. A Q that moves 7 % (judged on twice that, the thin
+    PML's own error) leaves the failure standing."""
+    modes_n = [{"freq": 0.11807, "Q": 77.66, "label": ""}]
+    modes_v = [{"freq": 0.11807, "Q": q_pml, "label": ""}]
+    rerun = {
+        "id": conv.PML,
+        "ran": True,
+        "quantities": conv.mode_quantities(modes_n, modes_v, conv.PML),
+    }
+    thin = {"name": "built:pml_thickness", "status": "fail", "value": 0.236, "detail": "thin"}
+    got, note = conv.excuse_pml([thin], {"variants": [rerun]})
+    assert got[0]["status"] == status
+    assert bool(note) == (status == "warn")
+    # no rerun, or one that never ran: the failure stands
+    assert conv.excuse_pml([thin], {"variants": []})[0][0]["status"] == "fail"
+    assert (
+        conv.excuse_pml([thin], {"variants": [{**rerun, "ran": False}]})[0][0]["status"] == "fail"
+    )

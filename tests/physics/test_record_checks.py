@@ -100,3 +100,22 @@ def test_record_of_every_sweep_point_is_read(tmp_path):
         )
         (point / RECORD).write_text(json.dumps({"version": 1, "simulations": [_sim(9)] * 3}))
     assert len(record_checks.load_record(run)) == 2
+
+
+def _pml_sim(thickness: float, wavelengths: float, pixels: float, cell: float) -> dict:
+    layer = {"kind": "PML", "axis": "x", "side": "high", "thickness": thickness}
+    layer |= {"wavelengths": wavelengths, "pixels": pixels}
+    return {"index": 0, "runs": [], "cell": [cell, cell, 0.0], "boundary_layers": [layer]}
+
+
+@pytest.mark.parametrize(
+    ("wavelengths", "pixels", "status"),
+    [(0.0005, 10.0, "pass"), (0.0005, 3.0, "fail"), (0.05, 10.0, "fail")],
+)
+def test_a_quasi_static_source_has_no_wavelength_to_absorb(wavelengths, pixels, status):
+    """Meep's Cherenkov example: a charge moving through a 60 a cell, driven by a
+    ContinuousSource at 1e-10 c/a (the record's band gives 0.0005 wavelengths for its 1 a
+    PML): its radiation takes its spectrum from the motion, so only pixels are judged. A
+    wavelength that fits in the cell (a 1 a PML at 0.05 λ: λ = 20 a) is judged."""
+    got = record_checks.pml_check([_pml_sim(1.0, wavelengths, pixels, 60.0)])
+    assert got.status == status, got
