@@ -87,20 +87,19 @@ def evidence(args: tuple, wanted: list[str]) -> dict:
 
 
 def test_coarse_evidence_that_converges_runs_no_2x_rerun(stage):
-    """A Bloch cell's bands (2D, Harminv, no PML) at 32 px/a: the coarser runs at 26 and
-    18 px show every band converged, so no 2x rerun runs: its folder does not exist and
-    convergence.json says the coarser runs sufficed."""
+    """A Bloch cell's bands (2D, Harminv, no PML) at 32 px/a: the coarser runs bound
+    every band's error under the limit, so no 2x rerun runs: its folder does not exist
+    and convergence.json says the coarser runs sufficed. That holds for the lowest band
+    too, whose changes oscillate (no order): its bound, with the factor 3, still passes."""
     make, calls = stage
-    # the two upper bands only: the lowest's coarsest run jumps beyond any order (an
-    # unusable order, which escalates)
-    code = BLOCH_CELL.replace("GaussianSource(0.4, fwidth=0.6)", "GaussianSource(0.53, fwidth=0.2)")
-    args = make(code.replace("0.4, 0.6)", "0.53, 0.2)"), "bands")
+    args = make(BLOCH_CELL, "bands")
     result = evidence(args, [conv.RESOLUTION])
     sd = args[-1]
     assert result["status"] == "converged", result
     assert [v["id"] for v in result["variants"]] == [grid.COARSE]
     freqs = [q for q in result["quantities"] if q["name"].endswith("frequency")]
-    assert len(freqs) >= 2 and all(q["status"] == "pass" and q["order"] for q in freqs), freqs
+    assert len(freqs) >= 3 and all(q["status"] != "fail" for q in freqs), freqs
+    assert any(q["order"] is None for q in freqs), freqs  # an order not determined
     assert not (sd / "convergence_2x").exists()
     assert sorted(c[0] for c in calls) == ["convergence_0.55x", "convergence_0.75x"]
     esc = result["escalation"]
