@@ -27,9 +27,8 @@ GCI_SAFETY says what was measured). An order that cannot be solved (the coarser 
 not move monotonically, or the coarsest moves less than the order 0.5 allows) falls back
 to first order (a conservative estimate); changes that oscillate (the sequence of the
 three values is not monotone) are bounded by half their range (Stern et al. 2001, Celik
-et al. 2008). An observed order
-outside ORDER_EXPECTED is reported and not used as it is: the estimate takes the smaller
-of it and the scheme's second order.
+et al. 2008). An observed order outside ORDER_EXPECTED is reported and not used as it
+is: the estimate takes the smaller of it and the scheme's second order.
 """
 
 from __future__ import annotations
@@ -94,8 +93,8 @@ def oscillates(s2: float, s3: float) -> bool:
 def estimate(s2: float, s3: float, scales=DEFAULT_SCALES) -> dict:
     """Richardson estimate at the run's resolution from the coarser runs' signed relative
     changes s2 (at scales[0]) and s3 (at scales[1]): error (relative, like the changes),
-    observed order, the order the error used, GCI and a note when the order is unsolved,
-    the changes oscillate or the order is far from second."""
+    observed order, the order the error used, the safety factor, the GCI (the bound) and
+    a note when the order is unsolved, the changes oscillate or it is far from second."""
     h2, h3 = 1.0 / scales[0], 1.0 / scales[1]
     if not (math.isfinite(s2) and math.isfinite(s3)):
         out = {"error": math.nan, "order": None, "gci": math.nan, "note": "not compared"}
