@@ -48,6 +48,20 @@ def core_s(result_json: Path) -> float | None:
     return round(sum(u["cpu_s"] for u in usage), 3) if usage else None
 
 
+def rerun_folders(conv: dict) -> list[str]:
+    """The folders of the reruns convergence.json was decided from (the coarse ones
+    kept under `escalation` when the 2x rerun followed): a folder left by an earlier
+    decision is not counted."""
+    variants = conv.get("variants", []) + (conv.get("escalation") or {}).get("coarse_variants", [])
+    out: list[str] = []
+    for var in variants:
+        if not var.get("ran") and not var.get("runtime_seconds"):
+            continue
+        folder = var.get("folder")
+        out += folder if isinstance(folder, list) else [folder] if folder else []
+    return list(dict.fromkeys(out))
+
+
 def stage_rows(paper: str, stage_dir: Path) -> list[dict]:
     """The rows of one finished stage with convergence evidence ([] without it)."""
     conv_path = stage_dir / "convergence.json"
@@ -59,9 +73,9 @@ def stage_rows(paper: str, stage_dir: Path) -> list[dict]:
     design = read_json(stage_dir / "design.json")["output"]
     dims = design.get("dimensions")
     run_s = core_s(stage_dir / "result.json")
-    reruns = [core_s(d / "result.json") for d in sorted(stage_dir.glob("convergence_*"))]
-    evidence_s = round(sum(s for s in reruns if s), 3)
     esc = conv.get("escalation") or {}
+    reruns = [core_s(stage_dir / f / "result.json") for f in rerun_folders(conv)]
+    evidence_s = round(sum(s for s in reruns if s), 3)
     base = {
         "paper": paper,
         "stage": stage_dir.name,

@@ -20,15 +20,18 @@ to the run's position, ...). The estimate is the error itself; what is judged is
 bound, Roache's grid convergence index GCI = Fs x the estimate, against the same limits
 as the 2x rerun's change (`thresholds.CONVERGENCE_FRACTION` of the SUCCESS level of the
 band that classifies the quantity): above them it fails, above half of them it warns.
-The safety factor Fs is 3, Roache's for an order assumed rather than observed: his 1.25
-presumes grids in the asymptotic range, and Meep's coarser grids often are not (a rod a
-few pixels across: the observed order can be 2 while the estimate is 0.6x the error;
-GCI_SAFETY says what was measured). An order that cannot be solved (the coarser runs do
+The safety factor Fs is Xing & Stern's (2010) for the observed order p (1.6 at p = 2,
+2.45 as p falls to 0, rising above 2), at most 3, Roache's for an assumed order, which
+is also the factor where none is observed: Roache's three-grid 1.25 presumes grids in
+the asymptotic range, and Meep's coarser grids often are not (a rod a few pixels across:
+the observed order can be 2 while the estimate is 0.6x the error; XS_ABOVE says what was
+measured). An order that cannot be solved (the coarser runs do
 not move monotonically, or the coarsest moves less than the order 0.5 allows) falls back
 to first order (a conservative estimate); changes that oscillate (the sequence of the
 three values is not monotone) are bounded by half their range (Stern et al. 2001, Celik
-et al. 2008). An observed order outside ORDER_EXPECTED is reported and not used as it
-is: the estimate takes the smaller of it and the scheme's second order.
+et al. 2008). An observed order outside
+ORDER_EXPECTED is reported and not used as it is: the estimate takes the smaller of it
+and the scheme's second order.
 """
 
 from __future__ import annotations
@@ -53,14 +56,20 @@ METHOD_ORDER = 2.0
 # Meep's Yee scheme is second order; smooth quantities converge at 1-3 (an interface
 # staircase can give first order), anything outside is reported beside the estimate.
 ORDER_EXPECTED = (1.0, 3.0)
-# Roache's safety factor for an order assumed rather than observed (his 1.25 presumes
-# three grids in the asymptotic range, which three grids alone cannot show). Measured:
-# on the gallery's silicon-rod Bloch cell (truth extrapolated from 44, 64 and 88 px/a)
-# the band at 0.597 c/a at 22 px/a showed order 2.03 from 17 and 12 px/a and its estimate
-# was 0.59x its true error; at 32 px/a two bands showed orders 3.1 and 3.9 with
-# estimates 0.54x and 0.38x; the half-resolution Mie sphere's estimate was 0.75x. With 3
-# every one is bounded (1.15x to 1.8x the true error); with 1.25 none of them.
+# The safety factor of an order assumed rather than observed (oscillating or unsolved
+# changes), Roache's for two grids; no factor is larger.
 GCI_SAFETY = 3.0
+# With an observed order p, Xing & Stern's factor of safety (J. Fluids Eng. 132, 061403,
+# 2010) from P = p / 2: 2.45 - 0.85 P up to P = 1 (1.6 at p = 2), 16.4 P - 14.8 above,
+# at most GCI_SAFETY (an order above 2 is not used: the estimate assumes 2). Roache's
+# three-grid 1.25 presumes the asymptotic range, which three grids cannot show. Measured
+# against truths from finer runs or the Mie series, each bounded (with 1.25 none): the
+# silicon-rod Bloch cell at 22 px/a, its band at 0.597 c/a of order 2.03 from 17 and 12
+# px/a, estimate 0.59x its error (bound 1.1x); at 32 px/a orders 3.1 and 3.9, estimates
+# 0.54x and 0.38x (bounds 1.6x and 1.15x); the half-resolution Mie sphere, order 2.6,
+# 0.75x; the gallery's Mie sphere, order 1.65, 1.25x (bound 2.2x, where 3 would fail it).
+XS_BELOW = (2.45, 0.85)
+XS_ABOVE = (16.4, 14.8)
 _LIMIT = re.compile(r"fail > ([0-9.eE+-]+), warn > ([0-9.eE+-]+)")
 
 
@@ -122,20 +131,35 @@ def estimate(s2: float, s3: float, scales=DEFAULT_SCALES) -> dict:
         )
         p_used = used
     else:
-        p_used = p
+        # an order above the scheme's is not relied on (it would shrink the error): the
+        # estimate assumes the scheme's, and its bound the factor of an assumed order
+        p_used = min(p, METHOD_ORDER)
         if not ORDER_EXPECTED[0] <= round(p, 2) <= ORDER_EXPECTED[1]:
-            # far from second order: not used as it is (a high one would shrink the error)
-            p_used = min(p, METHOD_ORDER)
             note = (
                 f"observed order {p:.2f}, far from the scheme's second order; "
                 f"estimated with order {p_used:.2f}"
             )
+        elif round(p, 2) > p_used:
+            note = f"observed order {p:.2f}; estimated with order {p_used:.2f}"
     # the coarsest run also bounds the error from below when the order is unsolved
     err = abs(s2) / (h2**p_used - 1.0)
     if p is None and p_used == FALLBACK_ORDER:
         err = max(err, abs(s3) / (h3**p_used - 1.0))
-    out = {"error": err, "order": p, "gci": GCI_SAFETY * err, "safety_factor": GCI_SAFETY}
+    fs = safety_factor(p)
+    out = {"error": err, "order": p, "gci": fs * err, "safety_factor": fs}
     return {**out, "note": note, "order_used": p_used}
+
+
+def safety_factor(p: float | None) -> float:
+    """The factor from the estimate to the bound: Xing & Stern's for an observed order
+    `p` (P = p / 2), at most GCI_SAFETY, the factor of an order assumed (none observed;
+    above 2 the estimate assumes 2)."""
+    if p is None:
+        return GCI_SAFETY
+    ratio = p / METHOD_ORDER
+    if ratio <= 1:
+        return XS_BELOW[0] - XS_BELOW[1] * ratio
+    return min(GCI_SAFETY, XS_ABOVE[0] * ratio - XS_ABOVE[1])
 
 
 def grid_scales(targets, sims: list[dict], window: float = SNAP_WINDOW) -> tuple[list, float]:

@@ -670,8 +670,10 @@ def convergence_section(out_dir: Path) -> list[str]:
     md += [
         f"`checks.convergence`: auto verifies a stage under {th.PPW_AS_BUILT.warn:g} pixels "
         "per wavelength (as built) and every stage that ran Harminv. `resolution_coarse`: "
-        "two coarser runs and, per quantity, the bound on the run's error (GCI: "
-        f"{gc.GCI_SAFETY:g} x the Richardson estimate with the observed order p); "
+        "two coarser runs and, per quantity, the bound on the run's error (GCI: the "
+        "Richardson estimate with the observed order p times a safety factor, "
+        f"{gc.safety_factor(2.0):g} at p = 2, up to {gc.GCI_SAFETY:g} where no order is "
+        "observed); "
         "`resolution_2x`: the change at twice the resolution. A bound or change above "
         f"{th.CONVERGENCE_FRACTION:g} of the SUCCESS level of the band that classifies the "
         "quantity fails the stage (pointwise: max \\|y' − y\\| / max \\|y\\| on the "
