@@ -233,20 +233,37 @@ def synthetic_paper(root: Path, i: int) -> Path:
 
 
 def synthetic_plan(paper_id: str) -> dict:
-    stages = [
-        {"stage_id": "stage0_materials", "stage_type": "MATERIAL_VALIDATION", "target_figures": []}
-    ]
-    stages[0]["dependencies"] = []
+    """A plan of STAGES chained stages in the form the plan reader takes (validated by
+    its model, so that a change of the plan's fields fails here, not in Snakemake)."""
+    from reprolab.artifacts import PlanArtifact
+
+    def stage(stage_id: str, stage_type: str, deps: list[str], figures: list[str]) -> dict:
+        return {
+            "stage_id": stage_id,
+            "stage_type": stage_type,
+            "name": stage_id,
+            "description": "synthetic",
+            "dependencies": deps,
+            "target_figures": figures,
+            "runtime_budget_minutes": 1,
+        }
+
+    stages = [stage("stage0_materials", "MATERIAL_VALIDATION", [], [])]
     for s in range(1, STAGES):
         stages.append(
-            {
-                "stage_id": f"stage{s}_structure",
-                "stage_type": "SINGLE_STRUCTURE",
-                "dependencies": [stages[-1]["stage_id"]],
-                "target_figures": [f"fig{s}"],
-            }
+            stage(f"stage{s}_structure", "SINGLE_STRUCTURE", [stages[-1]["stage_id"]], [f"fig{s}"])
         )
-    return {"output": {"paper_id": paper_id, "stages": stages}, "synthetic": True}
+    material = {"material_id": "glass", "name": "glass", "model": "constant_index", "index": 1.5}
+    material["source"] = "synthetic"
+    output = {
+        "paper_id": paper_id,
+        "title": paper_id,
+        "summary": "synthetic",
+        "stages": stages,
+        "planned_materials": [material],
+    }
+    plan = PlanArtifact.model_validate({"output": output, "synthetic": True})
+    return plan.model_dump(mode="json", exclude_unset=True)
 
 
 def dag_scaling(root: Path, counts=(1, 10, 100)) -> list[dict]:

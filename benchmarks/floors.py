@@ -130,7 +130,7 @@ def sweep_floor(stage_dir: Path, scratch: Path, cores: int = 2) -> dict:
 
 STAGES = 5
 FIGURES_PER_STAGE = 0.8  # 4 figures over 5 stages, as benchmarks/bench.py's papers
-STAGE_RULES = 11  # a stage's jobs in ours: inputs, design ... verdict, convergence, x range
+STAGE_RULES = 11  # a stage's jobs when our own dry run does not give the count
 SNAKEFILE = """
 import json
 PAPERS = config["papers"]
@@ -147,9 +147,15 @@ def stages(wildcards):
     return [f"out/{{wildcards.paper}}/{{s}}/s{last}.txt" for s in plan["stages"]]
 
 rule report:
-    input: stages
+    input: stages, "out/{{paper}}/p{paper_last}.txt"
     output: "out/{{paper}}/report.txt"
     script: "noop.py"
+
+rule p0:
+    input: "out/{{paper}}/plan.json"
+    output: "out/{{paper}}/p0.txt"
+    script: "noop.py"
+{paper_chain}
 
 rule s0:
     input: "out/{{paper}}/plan.json"
@@ -157,6 +163,15 @@ rule s0:
     script: "noop.py"
 {chain}
 """
+PAPER_LINK = """
+rule p{i}:
+    input: "out/{{paper}}/p{prev}.txt"
+    output: "out/{{paper}}/p{i}.txt"
+    script: "noop.py"
+"""
+# the report: the paper's job besides its stages and the paper-level chain (its plan is
+# written before the dry run, as bench.dag_scaling writes ours: no job)
+PAPER_FIXED_JOBS = 1
 LINK = """
 rule s{i}:
     input: "out/{{paper}}/{{stage}}/s{prev}.txt"
@@ -165,15 +180,45 @@ rule s{i}:
 """
 
 
+def jobs_per_paper(dry_runs: list[dict]) -> int:
+    """A paper's jobs in our workflow: the growth of the job count between the smallest
+    and the largest of bench.dag_scaling's dry runs (what is paid once, `all` and the
+    campaign's index, drops out)."""
+    lo, hi = min(dry_runs, key=lambda e: e["papers"]), max(dry_runs, key=lambda e: e["papers"])
+    if hi["papers"] == lo["papers"]:
+        raise ValueError("jobs_per_paper needs dry runs of two paper counts")
+    return round((hi["jobs"] - lo["jobs"]) / (hi["papers"] - lo["papers"]))
+
+
+def shape(jobs_per_paper: int | None) -> tuple[int, int]:
+    """(jobs a stage, paper-level jobs besides the plan and the report) that make a
+    paper of STAGES stages have `jobs_per_paper` jobs, as our own dry run counted them
+    (None: STAGE_RULES a stage and one paper-level job)."""
+    if jobs_per_paper is None:
+        return STAGE_RULES, 1
+    per_stage, extra = divmod(jobs_per_paper - PAPER_FIXED_JOBS - 1, STAGES)
+    if per_stage < 1:
+        raise ValueError(f"jobs_per_paper {jobs_per_paper}: fewer than one job a stage")
+    return per_stage, extra + 1
+
+
 def dry_run_floor(
-    root: Path, papers: int = 100, per_stage: int = STAGE_RULES, job: str = "script"
+    root: Path,
+    papers: int = 100,
+    per_stage: int = STAGE_RULES,
+    job: str = "script",
+    paper_jobs: int = 1,
 ) -> dict:
-    """`snakemake -n --quiet rules` on a workflow of our shape (`per_stage` jobs a stage),
-    nothing of ours in it; `job` "script" (as ours: Snakemake reads each job's script)
-    or "shell" (the cheapest job Snakemake has). The faster of 2."""
+    """`snakemake -n --quiet rules` on a workflow of our shape (`per_stage` jobs a stage,
+    `paper_jobs` more a paper), nothing of ours in it; `job` "script" (as ours:
+    Snakemake reads each job's script) or "shell" (the cheapest job Snakemake has). The
+    faster of 2."""
     root.mkdir(parents=True, exist_ok=True)
     chain = "".join(LINK.format(i=i, prev=i - 1) for i in range(1, per_stage))
-    text = SNAKEFILE.format(chain=chain, last=per_stage - 1)
+    paper_chain = "".join(PAPER_LINK.format(i=i, prev=i - 1) for i in range(1, paper_jobs))
+    text = SNAKEFILE.format(
+        chain=chain, last=per_stage - 1, paper_chain=paper_chain, paper_last=paper_jobs - 1
+    )
     if job == "shell":
         text = text.replace('script: "noop.py"', 'shell: "true"')
     (root / "Snakefile").write_text(text)
@@ -209,14 +254,18 @@ SMALL_STAGE_RULES = 5
 what it pays once."""
 
 
-def dry_run_floors(root: Path, papers: int = 100, target_s: float = 10.0) -> dict:
-    """The dry-run floor at our shape with `script:` jobs (as ours) and `shell:` jobs
-    (the cheapest kind), and at a smaller shape; from the two script shapes, Snakemake's
+def dry_run_floors(
+    root: Path, papers: int = 100, target_s: float = 10.0, jobs_per_paper: int | None = None
+) -> dict:
+    """The dry-run floor at our shape (`jobs_per_paper`: what our own dry run counts for
+    a paper of STAGES stages) with `script:` jobs (as ours) and `shell:` jobs (the
+    cheapest kind), and at a smaller shape; from the two script shapes, Snakemake's
     seconds per job and how many jobs a paper could have for `papers` papers to dry-run
     under `target_s` with nothing of ours in it."""
-    ours = dry_run_floor(root / "script", papers)
-    shell = dry_run_floor(root / "shell", papers, job="shell")
-    small = dry_run_floor(root / "small", papers, per_stage=SMALL_STAGE_RULES)
+    per_stage, paper_jobs = shape(jobs_per_paper)
+    ours = dry_run_floor(root / "script", papers, per_stage, paper_jobs=paper_jobs)
+    shell = dry_run_floor(root / "shell", papers, per_stage, "shell", paper_jobs)
+    small = dry_run_floor(root / "small", papers, SMALL_STAGE_RULES, paper_jobs=paper_jobs)
     per_job = (ours["dry_run_s"] - small["dry_run_s"]) / max(1, ours["jobs"] - small["jobs"])
     fixed = ours["dry_run_s"] - per_job * ours["jobs"]
     fits = (target_s - fixed) / per_job / papers if per_job > 0 else None

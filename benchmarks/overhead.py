@@ -620,7 +620,10 @@ def main() -> None:
             "sweep": floors.sweep_floor(
                 Path(result["now"]["sweep_stage"]["stage_dir"]), tmp / "floor_sweep"
             ),
-            "dry_run": floors.dry_run_floors(tmp / "floor_dag"),
+            # the floor's workflow has as many jobs a paper as ours (counted by its dry runs)
+            "dry_run": floors.dry_run_floors(
+                tmp / "floor_dag", jobs_per_paper=floors.jobs_per_paper(result["now"]["dry_run"])
+            ),
             "pydantic_s": floors.pydantic_floor(),
         }
         print("floors", json.dumps(result["floors"]), flush=True)

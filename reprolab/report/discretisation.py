@@ -40,8 +40,9 @@ def error_lines(fig_id: str, stage_dir: Path) -> list[str]:
     md = [
         "",
         "Estimated discretisation error of the reproduced numbers (relative; "
-        "`resolution_coarse`: Richardson estimate at the run's resolution from two coarser "
-        "runs, `resolution_2x`: the change at twice the resolution):",
+        "`resolution_coarse`: the bound on the run's error from two coarser runs, their "
+        "Richardson estimate times a safety factor Fs, `resolution_2x`: the change at "
+        "twice the resolution):",
         "",
         *escalation_lines(conv),
         *table_header("quantity", "reproduced", "est. error", "order", "status"),
@@ -77,8 +78,13 @@ def escalation_lines(conv: dict) -> list[str]:
 
 
 def order_cell(q: dict) -> str:
-    """The observed order, and what the estimate did when it could not use it as it is
-    (far from second order, oscillating changes, no order fitted)."""
+    """The observed order, what the estimate did when it could not use it as it is (far
+    from second order, oscillating changes, no order fitted), and the safety factor."""
+    text = _order_text(q)
+    return text + (f"; Fs {q['safety_factor']:g}" if q.get("safety_factor") else "")
+
+
+def _order_text(q: dict) -> str:
     order, note = q.get("order"), q.get("note") or ""
     if order and "far from the scheme's second order" in note:
         return (

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from agents.ledger import summarize
 from reprolab.fileio import read_json
+from reprolab.physics import grid_convergence as gc
 from reprolab.physics import thresholds as th
 from reprolab.report import comparison_notes, cost, lines_table, prose, verdicts, why, wording
 from reprolab.report import modes as modes_report
@@ -681,9 +682,11 @@ def convergence_section(out_dir: Path) -> list[str]:
     md += [
         f"`checks.convergence`: auto verifies a stage under {th.PPW_AS_BUILT.warn:g} pixels "
         "per wavelength (as built) and every stage that ran Harminv. `resolution_coarse`: "
-        "two coarser runs and, per quantity, the Richardson error estimate at the run's "
-        "resolution with the observed order p (GCI = 1.25 x the estimate); "
-        "`resolution_2x`: the change at twice the resolution. An estimate or change above "
+        "two coarser runs and, per quantity, the bound on the run's error (GCI: the "
+        "Richardson estimate with the observed order p times a safety factor, "
+        f"{gc.safety_factor(2.0):g} at p = 2, up to {gc.GCI_SAFETY:g} where no order is "
+        "observed); "
+        "`resolution_2x`: the change at twice the resolution. A bound or change above "
         f"{th.CONVERGENCE_FRACTION:g} of the SUCCESS level of the band that classifies the "
         "quantity fails the stage (pointwise: max \\|y' − y\\| / max \\|y\\| on the "
         f"figure's x grid after the shift a converged position may have, fail above "
@@ -710,7 +713,12 @@ def _change_text(q: dict) -> str:
     if "values_coarse" not in q:
         return cell(q.get("change", q["error_estimate"]))
     order = f"p = {q['order']:.2f}" if q.get("order") is not None else "p not determined"
-    return f"est. error {cell(q['error_estimate'])} ({order}, GCI {cell(q.get('gci'))})"
+    if "richardson_error" not in q:  # written before the bound was judged
+        return f"est. error {cell(q['error_estimate'])} ({order}, GCI {cell(q.get('gci'))})"
+    return (
+        f"error bound {cell(q['error_estimate'])} ({cell(q['safety_factor'])} x Richardson "
+        f"{cell(q['richardson_error'])}, {order})"
+    )
 
 
 def read_metrics(out_dir: Path) -> list[dict]:

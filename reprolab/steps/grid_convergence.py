@@ -32,8 +32,6 @@ METHODS = ("auto", "coarse", "refine_2x")
 # under-resolved, where escalation would pay both.
 AUTO_COARSE_DIMS = (3,)
 AUTO_ESCALATE_DIMS = (2,)
-# What an estimate's note says when it is a bound rather than an extrapolation.
-UNUSABLE_ORDER = ("order not determined", "changes oscillate")
 
 
 def method(config: dict, dims: int | None = None) -> str:
@@ -58,20 +56,21 @@ def escalates(config: dict, dims: int | None) -> bool:
 
 
 def unconvincing(variants: list[dict]) -> list[str]:
-    """Why the coarse evidence does not show convergence: a variant not run or with
-    nothing compared, a quantity not passing (a mode a coarser run missed is a warn), an
-    order that could not be used. Empty when it does."""
+    """Why the 2x rerun could change the coarse evidence's verdict: a variant not run or
+    with nothing compared, a quantity whose bound fails (the coarser runs may be
+    pre-asymptotic, which the 2x rerun shows), a quantity with no estimate (a mode or
+    curve a coarser run did not give). A bound that passes or warns stands whatever its
+    order: its safety factor already covers an order not observed. Empty when none."""
     why = []
     for var in variants:
         if not var.get("ran") or not var.get("quantities"):
             why.append(f"{var['id']}: {var.get('note') or 'nothing compared'}")
             continue
         for q in var["quantities"]:
-            note = q.get("note") or ""
-            if q["status"] != "pass":
-                why.append(f"{q['name']}: {q['status']}")
-            elif any(u in note for u in UNUSABLE_ORDER):
-                why.append(f"{q['name']}: {note.split(';')[0]}")
+            if q["status"] == "fail":
+                why.append(f"{q['name']}: fail")
+            elif q.get("no_estimate"):
+                why.append(f"{q['name']}: {q['status']} ({q['no_estimate']})")
     return why
 
 

@@ -24,15 +24,39 @@ def changes(q, scales=SCALES):
     return q(1 / scales[0]) - q(1), q(1 / scales[1]) - q(1)
 
 
-@pytest.mark.parametrize("order", [1.0, 2.0, 2.7])
+@pytest.mark.parametrize("order", [1.0, 1.6, 2.0])
 @pytest.mark.parametrize("scales", [(0.8, 0.6), (0.7, 0.5)])
 def test_estimate_recovers_error_and_order(order, scales):
     err_true = 0.013
     est = gc.estimate(*changes(lambda h: 0.5 + err_true * h**order, scales), scales)
     assert est["order"] == pytest.approx(order, rel=1e-6)
     assert est["error"] == pytest.approx(err_true, rel=1e-6)
-    assert est["gci"] == pytest.approx(gc.GCI_SAFETY * err_true, rel=1e-6)
+    # the bound: Xing & Stern's factor for the observed order (1.6 at 2, 2.025 at 1)
+    fs = 2.45 - 0.85 * order / 2
+    assert est["safety_factor"] == pytest.approx(fs, rel=1e-5)
+    assert est["gci"] == pytest.approx(fs * err_true, rel=1e-5)
     assert est["note"] == ""
+
+
+def test_an_order_above_the_schemes_is_assumed_second_with_the_factor_3():
+    """Attack: order 2.7 observed (the coarser runs pre-asymptotic). A higher order would
+    shrink the estimate: it assumes 2 (larger than the true error here) and the bound
+    takes the factor of an assumed order, 3."""
+    est = gc.estimate(*changes(lambda h: 0.013 * h**2.7))
+    assert est["order"] == pytest.approx(2.7) and est["order_used"] == 2.0
+    assert est["error"] > 0.013 and est["safety_factor"] == gc.GCI_SAFETY == 3.0
+    # continuous through 2: Xing & Stern's 16.4 P - 14.8 just above it
+    assert gc.safety_factor(2.03) == pytest.approx(16.4 * 1.015 - 14.8)
+    assert gc.safety_factor(2.0) == pytest.approx(1.6) and gc.safety_factor(2.2) == 3.0
+    assert "estimated with order 2.00" in est["note"]
+
+
+@pytest.mark.parametrize(("s2", "s3"), [(0.01, -0.012), (0.01, 0.0105), (1e-4, 0.05)])
+def test_no_observed_order_gets_roaches_factor_for_an_assumed_one(s2, s3):
+    """Oscillating or unsolved changes: the bound is 3x the estimate."""
+    est = gc.estimate(s2, s3)
+    assert est["order"] is None and est["safety_factor"] == gc.GCI_SAFETY == 3.0
+    assert est["gci"] == pytest.approx(3.0 * est["error"])
 
 
 def test_order_far_from_second_is_reported_and_not_used():
@@ -167,25 +191,28 @@ def test_curve_estimate_matches_the_planted_error(tmp_path):
     point = next(r for r in rows if r["name"].endswith("pointwise max change"))
     x, y = curve(1, 0.004)
     truth = 0.004 * np.max(np.abs(np.cos(7 * x))) / np.max(np.abs(y))
-    assert point["error_estimate"] == pytest.approx(truth, rel=0.05)
+    assert point["richardson_error"] == pytest.approx(truth, rel=0.05)
     assert point["order"] == pytest.approx(2, abs=0.05)
+    assert point["safety_factor"] == pytest.approx(gc.safety_factor(point["order"]))
+    assert point["error_estimate"] == pytest.approx(point["gci"])
+    assert point["gci"] == pytest.approx(point["safety_factor"] * point["richardson_error"])
     assert point["status"] == "pass" and point["variant"] == gc.COARSE
     assert len(point["changes_coarse"]) == 2
-    for r in rows:  # every row judged by its own estimate, named after the run's features
-        assert r["change"] == r["error_estimate"] and "values_coarse" in r
+    for r in rows:  # every row judged by its own bound, named after the run's features
+        assert r["change"] == r["error_estimate"] == r["gci"] and "values_coarse" in r
 
 
-@pytest.mark.parametrize(("err", "status"), [(0.05, "warn"), (0.1, "fail")])
-def test_estimate_beyond_the_band_fails(tmp_path, err, status):
-    """Attack: the same curves with a larger error at the run. Above the SUCCESS level of
-    max_abs_rel (0.08) the stage cannot be SUCCESS by that curve: it fails; above half of
-    it, a warn."""
-    band = th.CONVERGENCE_POINTWISE.fail / th.CONVERGENCE_FRACTION
+@pytest.mark.parametrize(("err", "status"), [(0.015, "warn"), (0.03, "fail")])
+def test_bound_beyond_the_2x_reruns_limit_fails(tmp_path, err, status):
+    """Attack: the same curves with a larger error at the run. The bound on it (1.6x the
+    estimate: second order observed) is judged against the 2x rerun's own limits (half
+    the SUCCESS level of max_abs_rel: 0.04): above them it fails, above half a warn."""
+    lim = th.CONVERGENCE_POINTWISE
     rows = coarse_rows(tmp_path, err)
     point = next(r for r in rows if r["name"].endswith("pointwise max change"))
-    assert point["limit"] == f"fail > {band:g}, warn > {th.CONVERGENCE_POINTWISE.fail:g}"
-    assert (point["error_estimate"] > band) is (status == "fail")
-    assert point["status"] == status
+    assert point["limit"] == f"fail > {lim.fail:g}, warn > {lim.warn:g}"
+    assert (point["error_estimate"] > lim.fail) is (status == "fail")
+    assert point["status"] == status, point
     if status == "fail":
         assert conv.verdict(rows) == "not_converged"
 
@@ -289,25 +316,46 @@ def test_defaults_agree_auto_and_the_scales():
     ]
 
 
-def test_coarse_evidence_that_does_not_show_convergence_is_named():
-    """What escalates `auto` in 2D: a warn (a mode a coarser run missed), a fail, an
-    order the estimate could not use, a variant not run; passing rows with a solved
-    order escalate nothing. Each reason names its quantity."""
+def _position_rows(pairs):
+    """The coarser runs' rows of peak positions 0.5 moved by (d at 0.75x, d at 0.55x)."""
+    lim = th.CONVERGENCE_POSITION
+    mid, low = [], []
+    for i, (d2, d3) in enumerate(pairs):
+        name = f"fig1/T peak {i} position"
+        mid.append(conv.quantity(gc.COARSE, name, 0.5, 0.5 + d2, abs(d2) / 0.5, lim))
+        low.append(conv.quantity(gc.COARSE, name, 0.5, 0.5 + d3, abs(d3) / 0.5, lim))
+    return mid, low
 
-    def row(name, status="pass", note=""):
-        return {"name": name, "status": status, "note": note}
 
-    ok = {"id": gc.COARSE, "ran": True, "quantities": [row("fig1/T pointwise max change")]}
+def test_escalation_only_where_the_2x_rerun_could_change_the_verdict():
+    """What escalates `auto` in 2D: a bound that fails (the coarser runs may be
+    pre-asymptotic), a quantity with no estimate (a mode a coarser run missed), a variant
+    not run. Noise far under the limit whose order cannot be determined (changes of 3e-5
+    against a 5e-3 limit) does not: its bound, 3x a first-order estimate, still passes;
+    nor does a bound that only warns. Each reason names its quantity."""
+    noise = [(1.5e-5, 1.0e-5), (-1.5e-5, 1.5e-5), (1.5e-5, 1.6e-5)]  # oscillate, unsolved
+    rows = gc.combine(*_position_rows(noise), SCALES)
+    assert all(r["safety_factor"] == gc.GCI_SAFETY for r in rows)  # no order: 3
+    assert all(r["status"] == "pass" for r in rows), rows
+    ok = {"id": gc.COARSE, "ran": True, "quantities": rows}
     assert step.unconvincing([ok]) == []
+    # a bound between half the limit and the limit: a warn, which cannot fail the stage
+    (warned,) = gc.combine(*_position_rows([changes(lambda h: 1e-3 * h**2)]), SCALES)
+    assert warned["status"] == "warn", warned
+    assert step.unconvincing([{**ok, "quantities": [*rows, warned]}]) == []
+    # order 4 observed (pre-asymptotic coarser runs): the estimate alone would pass, its
+    # bound fails; the 2x rerun decides
+    (failed,) = gc.combine(*_position_rows([changes(lambda h: 3.5e-4 * h**4)]), SCALES)
+    assert failed["status"] == "fail" and failed["richardson_error"] < 0.0025, failed
+    lim = th.CONVERGENCE_Q
+    mode = conv.quantity(gc.COARSE, "mode 0 Q", 500.0, 501.0, 0.002, lim)
+    (missed,) = gc.combine([mode], [], SCALES)
     for bad, why in [
-        (row("mode 0 Q", "warn", "no mode of the 0.55x run near it"), "mode 0 Q: warn"),
-        (row("mode 0 Q", "fail"), "mode 0 Q: fail"),
-        (row("peak 0 position", note="changes oscillate (1 at 0.75x): no order"), "oscillate"),
-        (row("peak 0 position", note="order not determined (changes ...)"), "not determined"),
+        (failed, "fig1/T peak 0 position: fail"),
+        (missed, "mode 0 Q: warn (not found"),
     ]:
-        var = {**ok, "quantities": [*ok["quantities"], bad]}
-        (found,) = step.unconvincing([var])
-        assert found.startswith(bad["name"] + ": ") and why in found, found
+        (found,) = step.unconvincing([{**ok, "quantities": [*rows, bad]}])
+        assert found.startswith(why), found
     skipped = {"id": conv.PML, "ran": False, "quantities": [], "note": "the script ignores X"}
     assert step.unconvincing([ok, skipped]) == ["pml_2x: the script ignores X"]
     assert step.unconvincing([{**ok, "quantities": []}]) == ["resolution_coarse: nothing compared"]

@@ -192,7 +192,7 @@ def test_stage_verified_by_two_coarser_runs(coarse):
     md = "\n".join(markdown.convergence_section(coarse / "outputs" / PAPER))
     q = qs[0]
     assert f"| resolution_coarse | {q['name']} | " in md
-    assert f"est. error {q['error_estimate']:.3g}" in md and f"{var['scales'][1]:g}x: " in md
+    assert f"error bound {q['error_estimate']:.3g}" in md and f"{var['scales'][1]:g}x: " in md
 
 
 def test_report_shows_the_error_beside_the_figure_numbers(coarse):

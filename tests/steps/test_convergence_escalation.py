@@ -87,20 +87,22 @@ def evidence(args: tuple, wanted: list[str]) -> dict:
 
 
 def test_coarse_evidence_that_converges_runs_no_2x_rerun(stage):
-    """A Bloch cell's bands (2D, Harminv, no PML) at 32 px/a: the coarser runs at 26 and
-    18 px show every band converged, so no 2x rerun runs: its folder does not exist and
-    convergence.json says the coarser runs sufficed."""
+    """A Bloch cell's bands (2D, Harminv, no PML) at 48 px/a (true errors 0.005-0.08 %
+    against 64 and 88 px/a): the coarser runs at 36 and 26 px bound every band's error
+    under the limit, so no 2x rerun runs: its folder does not exist and convergence.json
+    says the coarser runs sufficed. That holds for the lowest band too, whose order is
+    not determined: its bound, with the factor 3, still passes. (At 32 px/a the third
+    band's bound, 0.56 %, is over the 0.5 % limit while its error is 0.17 %: that stage
+    escalates.)"""
     make, calls = stage
-    # the two upper bands only: the lowest's coarsest run jumps beyond any order (an
-    # unusable order, which escalates)
-    code = BLOCH_CELL.replace("GaussianSource(0.4, fwidth=0.6)", "GaussianSource(0.53, fwidth=0.2)")
-    args = make(code.replace("0.4, 0.6)", "0.53, 0.2)"), "bands")
+    args = make(BLOCH_CELL.replace("* 32", "* 48"), "bands")
     result = evidence(args, [conv.RESOLUTION])
     sd = args[-1]
     assert result["status"] == "converged", result
     assert [v["id"] for v in result["variants"]] == [grid.COARSE]
     freqs = [q for q in result["quantities"] if q["name"].endswith("frequency")]
-    assert len(freqs) >= 2 and all(q["status"] == "pass" and q["order"] for q in freqs), freqs
+    assert len(freqs) >= 3 and all(q["status"] != "fail" for q in freqs), freqs
+    assert any(q["order"] is None for q in freqs), freqs  # an order not determined
     assert not (sd / "convergence_2x").exists()
     assert sorted(c[0] for c in calls) == ["convergence_0.55x", "convergence_0.75x"]
     esc = result["escalation"]

@@ -123,9 +123,12 @@ def test_the_convergence_evidence_is_present(mie_run):
         assert result["exit_code"] == 0
         print(f"coarse rerun {scale}x: {result['runtime_seconds']:.0f} s")
     (q,) = [q for q in conv["quantities"] if q["name"] == "fig1/qsca pointwise max change"]
-    assert q["status"] == "pass" and q["error_estimate"] < 0.02, q
+    # the bound (Xing & Stern's factor at the observed order, 1.75 x 1.5 % = 2.7 %) under
+    # the 4 % limit, over its 2 % warn level; the run is 1.2 % from the Mie series
+    assert q["status"] == "warn" and q["error_estimate"] < 0.04, q
+    assert q["error_estimate"] >= q["richardson_error"] * 1.6, q
     assert 1.0 <= q["order"] <= 4.0, q  # Yee's second order, give or take the staircase
-    print(f"estimated grid error {q['error_estimate']:.4f}, observed order {q['order']:.2f}")
+    print(f"grid error bound {q['error_estimate']:.4f}, observed order {q['order']:.2f}")
 
 
 def test_q_sca_over_four_pi_r2_is_not_success(mie_run, tmp_path):

@@ -1,0 +1,161 @@
+"""What each example stage's resolution evidence cost against its own run, and whether
+its estimated error bounds the run's error.
+
+Runs the bundled example papers offline (real Snakemake, real Meep, the replay
+recordings; `checks.convergence: true`, so that every simulation stage gets evidence
+under the default `convergence_method: auto`), or reads finished runs (`--workdir`),
+and writes per stage that got evidence: `paper`, `stage`, `dims`, `run_core_s` (the
+run's CPU seconds, every rank, from its record), `evidence_core_s` (the same over every
+rerun folder of the stage: the coarser runs, the PML doubling, a 2x rerun),
+`escalated`, `estimated_error` and `true_error` per compared quantity kind: the grid's
+estimated error of the quantity (the coarse bound, or the 2x rerun's change) against
+the run's difference from the example's data, which for these examples is the
+independent truth (analytic, series, or a converged reference). Where the model itself
+differs from that truth the difference is more than the discretisation error, and the
+row says `true_error_kind: against_paper`; a Richardson extrapolation from finer runs is
+not made here. Targets: evidence <= 0.8x the run in 2D, <= 0.6x in 3D, estimated >=
+true on every row.
+
+Writes benchmarks/results/evidence_cost.json. Run:
+`.venv/bin/python benchmarks/evidence_cost.py [--papers ID ...] [--workdir DIR ...]`
+(minutes a paper on 2 shared cores).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the pipeline helpers live in tests/
+from reprolab.fileio import atomic_write_text, read_json  # noqa: E402
+from reprolab.report.discretisation import comparisons_with_grid  # noqa: E402
+
+OUT = Path(__file__).parent / "results" / "evidence_cost.json"
+TARGET = {2: 0.8, 3: 0.6}
+
+
+def core_s(result_json: Path) -> float | None:
+    """A run's CPU seconds over its ranks, from its record (None without one)."""
+    if not result_json.is_file():
+        return None
+    usage = read_json(result_json).get("rank_usage") or []
+    return round(sum(u["cpu_s"] for u in usage), 3) if usage else None
+
+
+def rerun_folders(conv: dict) -> list[str]:
+    """The folders of the reruns convergence.json was decided from (the coarse ones
+    kept under `escalation` when the 2x rerun followed): a folder left by an earlier
+    decision is not counted."""
+    variants = conv.get("variants", []) + (conv.get("escalation") or {}).get("coarse_variants", [])
+    out: list[str] = []
+    for var in variants:
+        if not var.get("ran") and not var.get("runtime_seconds"):
+            continue
+        folder = var.get("folder")
+        out += folder if isinstance(folder, list) else [folder] if folder else []
+    return list(dict.fromkeys(out))
+
+
+def stage_rows(paper: str, stage_dir: Path) -> list[dict]:
+    """The rows of one finished stage with convergence evidence ([] without it)."""
+    conv_path = stage_dir / "convergence.json"
+    if not conv_path.is_file():
+        return []
+    conv = read_json(conv_path)
+    if conv.get("status") in ("not_needed", "not_run") or not conv.get("variants"):
+        return []
+    design = read_json(stage_dir / "design.json")["output"]
+    dims = design.get("dimensions")
+    run_s = core_s(stage_dir / "result.json")
+    esc = conv.get("escalation") or {}
+    reruns = [core_s(stage_dir / f / "result.json") for f in rerun_folders(conv)]
+    evidence_s = round(sum(s for s in reruns if s), 3)
+    base = {
+        "paper": paper,
+        "stage": stage_dir.name,
+        "dims": dims,
+        "method": conv.get("method"),
+        "status": conv.get("status"),
+        "run_core_s": run_s,
+        "evidence_core_s": evidence_s,
+        "evidence_over_run": round(evidence_s / run_s, 3) if run_s else None,
+        "escalated": bool(esc.get("escalated")),
+    }
+    target = TARGET.get(dims)
+    base["meets_cost_target"] = (
+        None if target is None or not run_s else base["evidence_over_run"] <= target
+    )
+    comparison = stage_dir / "comparison.json"
+    figures = read_json(comparison).get("figures", []) if comparison.is_file() else []
+    rows = []
+    for fig in figures:
+        for what, true, est in comparisons_with_grid(fig, conv):
+            if true is None or est is None:
+                continue
+            rows.append(
+                {
+                    **base,
+                    "figure": fig["figure_id"],
+                    "quantity": what,
+                    "estimated_error": est,
+                    "true_error": true,
+                    "true_error_kind": "against_paper",
+                    "bounds": est >= true,
+                }
+            )
+    return rows or [{**base, "estimated_error": None, "true_error": None, "bounds": None}]
+
+
+def run_papers(papers: list[str], root: Path) -> list[Path]:
+    """Each paper run to the end offline in its own working folder."""
+    from tests.support.pipeline import snakemake, write_config
+
+    out = []
+    for paper in papers:
+        wd = root / paper
+        wd.mkdir(parents=True)
+        write_config(wd, [ROOT / "examples" / "papers" / paper], checks={"convergence": True})
+        run = snakemake(wd)
+        print(paper, "exit", run.returncode, flush=True)
+        out.append(wd)
+    return out
+
+
+def collect(workdirs: list[Path]) -> list[dict]:
+    rows = []
+    for wd in workdirs:
+        for paper_dir in sorted((wd / "outputs").iterdir()):
+            for stage_dir in sorted((paper_dir / "stages").glob("stage*")):
+                rows += stage_rows(paper_dir.name, stage_dir)
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--papers", nargs="*", default=[])
+    parser.add_argument("--workdir", nargs="*", default=[], type=Path)
+    parser.add_argument("--out", default=str(OUT))
+    args = parser.parse_args()
+    workdirs = list(args.workdir)
+    if args.papers:
+        workdirs += run_papers(args.papers, Path(tempfile.mkdtemp(prefix="evidence_cost_")))
+    rows = collect(workdirs)
+    result = {
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+        "targets": {"evidence_over_run": TARGET, "estimated_error": ">= true_error"},
+        "rows": rows,
+    }
+    atomic_write_text(Path(args.out), json.dumps(result, indent=2) + "\n")
+    for r in rows:
+        print(json.dumps(r))
+
+
+if __name__ == "__main__":
+    main()
