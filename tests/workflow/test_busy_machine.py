@@ -23,8 +23,8 @@ pytestmark = pytest.mark.pipeline
 
 PAUSED = "stage1_single_slab"
 KILLED = "stage2_bragg_mirror"
-BUDGET_MIN = 1  # the paused stage's plan budget, so that the pause outlasts its limit
-PAUSE_S = 75.0
+BUDGET_MIN = 0.5  # the paused stage's plan budget, so that the pause outlasts its limit
+PAUSE_S = 40.0
 # A rank (and its bwrap) of this run's stage; this run's stage's submitit worker.
 RANK = "reprolab.jobs.sandbox_run .*{}/outputs/.*/stages/{}/run/simulation.py"
 WORKER = "submitit.core._submit .*{}/outputs/.*/stages/{}/submitit"
