@@ -38,6 +38,16 @@ def offline_example_run(tmp_path_factory) -> Path:
     return wd
 
 
+def pytest_collection_modifyitems(config, items):
+    """The long files (real Snakemake pipelines, the Slurm cluster) first, each file's
+    tests in their own order: two processes taking a file at a time then end on the
+    short files together, instead of one pipeline file running alone at the end."""
+    long = {
+        i.path for i in items if i.get_closest_marker("pipeline") or i.get_closest_marker("slurm")
+    }
+    items.sort(key=lambda item: item.path not in long)
+
+
 @pytest.fixture
 def example_paper():
     from reprolab.paper import Paper
