@@ -49,7 +49,9 @@ def test_a_run_sharing_its_core_is_charged_its_share():
     def pin():
         os.sched_setaffinity(0, {cpu})
 
-    rivals = [subprocess.Popen(BUSY, preexec_fn=pin) for _ in range(3)]
+    # Each in its own session as the watched run is: with autogroup scheduling a
+    # session shares a core as one, so rivals in ours would leave the run half of it.
+    rivals = [subprocess.Popen(BUSY, preexec_fn=pin, start_new_session=True) for _ in range(3)]
     try:
         dog = watch(BUSY, 1.2, True, 2.0, preexec_fn=pin)
         assert not dog.timed_out, dog.clock.summary()
