@@ -2,6 +2,7 @@
 cluster (tests/support/slurm.py), and the suite's own time."""
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -18,23 +19,37 @@ os.environ.pop("ANTHROPIC_API_KEY", None)
 
 
 @pytest.fixture(scope="session")
-def offline_example_run(tmp_path_factory) -> Path:
+def offline_example_run(tmp_path_factory, worker_id) -> Path:
     """The example paper run to the end once per session (replay provider, local jobs,
     the material gate auto-approved): the uninterrupted reference several modules
-    compare against. Tests read it; none may change it."""
+    compare against. Tests read it; none may change it. The first pytest process that
+    asks runs it under a lock in the folder every process of the session shares; the
+    others wait and read the same run (one pipeline run a session, not one a process)."""
+    import fcntl
+
     import yaml
 
-    wd = tmp_path_factory.mktemp("offline_example")
-    config = {
-        "outputs_dir": "outputs",
-        "papers": [{"paper_dir": str(EXAMPLE), "recordings": str(EXAMPLE / "recordings")}],
-        "provider": {"kind": "replay"},
-        "simulation": {"executor": "local", "max_mpi_ranks": 2},
-        "gates": {"auto_approve": ["material_checkpoint"]},
-    }
-    (wd / "config.yaml").write_text(yaml.safe_dump(config))
-    run = snakemake(wd)
-    assert run.returncode == 0, run.stderr[-3000:]
+    root = tmp_path_factory.getbasetemp()
+    if worker_id != "master":
+        root = root.parent  # xdist: each process's base folder lies in the session's
+    wd = root / "offline_example"
+    with open(root / "offline_example.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        finished = root / "offline_example.finished"
+        if not finished.exists():
+            shutil.rmtree(wd, ignore_errors=True)
+            wd.mkdir()
+            config = {
+                "outputs_dir": "outputs",
+                "papers": [{"paper_dir": str(EXAMPLE), "recordings": str(EXAMPLE / "recordings")}],
+                "provider": {"kind": "replay"},
+                "simulation": {"executor": "local", "max_mpi_ranks": 2},
+                "gates": {"auto_approve": ["material_checkpoint"]},
+            }
+            (wd / "config.yaml").write_text(yaml.safe_dump(config))
+            run = snakemake(wd)
+            assert run.returncode == 0, run.stderr[-3000:]
+            finished.touch()
     return wd
 
 
