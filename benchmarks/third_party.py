@@ -1060,7 +1060,9 @@ def not_run_if_it_did_not(row: dict) -> dict:
 
 def with_every_alarm(row: dict) -> dict:
     """A kept row written when `alarm_reason` held the false alarms only: the right
-    alarms' evidence joins it, as run_case writes it now."""
+    alarms' evidence joins it, as run_case writes it now (and `published`, empty)."""
+    published = row.get("published", [])  # kept rows from before it: none; last
+    row = {k: v for k, v in row.items() if k != "published"} | {"published": published}
     reason, right = row.get("alarm_reason") or "", row.get("right_alarms") or []
     if row.get("verdict") == "not_run" or not right or right[0] in reason:
         return row
