@@ -9,7 +9,11 @@
   a linear medium, or a monitor at 2·fcen that no χ(3) process reaches, fail;
 - a scattered-field near-to-far surface (Meep's differential cross-section example: the
   empty run's near fields subtracted with `load_minus_near2far_data`) has its incident
-  source outside by design; the same surface read without the subtraction fails.
+  source outside by design; the same surface read without the subtraction fails;
+- an open near-to-far surface over a waveguide cavity (Meep's cavity far-field example:
+  a line above the waveguide from PML to PML and two short faces at its ends, the far
+  field read above) divides the cell; the same surface read below, on the source's
+  side, or stopping short of the PML, fails.
 
 All scripts run in one Meep process (tests.support.planted.driver)."""
 
@@ -126,6 +130,31 @@ NEAR_TO_FAR = textwrap.dedent(
     '''
 )
 
+CAVITY_CAP = textwrap.dedent(
+    '''
+    """A waveguide cavity's far field above it, from an open near surface."""
+    import meep as mp
+
+    W, D1, DPML, RES = 1.2, 0.2, 1.0, 10
+    SX, SY = 8 + 2 * DPML, 6 + 2 * DPML
+    sim = mp.Simulation(cell_size=mp.Vector3(SX, SY), resolution=RES,
+                        boundary_layers=[mp.PML(DPML)],
+                        geometry=[mp.Block(mp.Vector3(mp.inf, W, mp.inf),
+                                           material=mp.Medium(epsilon=13))],
+                        sources=[mp.Source(mp.GaussianSource(0.25, fwidth=0.2), mp.Hz,
+                                           mp.Vector3())],
+                        symmetries=[mp.Mirror(mp.X, phase=-1), mp.Mirror(mp.Y, phase=-1)])
+    X = 0.5 * SX - DPML - {short}
+    n2f = sim.add_near2far(
+        0.25, 0, 1,
+        mp.Near2FarRegion(mp.Vector3(0, 0.5 * W + D1), size=mp.Vector3(2 * X)),
+        mp.Near2FarRegion(mp.Vector3(-X, 0.5 * W + 0.5 * D1), size=mp.Vector3(0, D1), weight=-1),
+        mp.Near2FarRegion(mp.Vector3(X, 0.5 * W + 0.5 * D1), size=mp.Vector3(0, D1)))
+    sim.run(until_after_sources=20)
+    ff = sim.get_farfield(n2f, mp.Vector3(0, {y}))
+    '''
+)
+
 CASES = {
     "fixed_short": SCATTERING.format(until=2),
     "fixed_long": SCATTERING.format(until=100),
@@ -135,6 +164,9 @@ CASES = {
     "chi3_at_2f": HARMONICS.format(chi3=0.01, band="1.95 * FCEN, 2.05 * FCEN"),
     "n2f_scattered": NEAR_TO_FAR.format(subtract=True),
     "n2f_not_subtracted": NEAR_TO_FAR.format(subtract=False),
+    "n2f_cap": CAVITY_CAP.format(short=0, y=2.8),
+    "n2f_cap_read_below": CAVITY_CAP.format(short=0, y=-2.8),
+    "n2f_cap_short_of_pml": CAVITY_CAP.format(short=1, y=2.8),
 }
 
 
@@ -211,3 +243,16 @@ def test_scattered_field_surface_may_leave_the_incident_source_outside(runs, nam
     assert got.status == status, got
     if status == "fail":  # the reference run is not judged: only the surface it read
         assert "simulation 0" not in got.detail and "simulation 1" in got.detail
+
+
+@pytest.mark.parametrize(
+    ("name", "status"),
+    [("n2f_cap", "pass"), ("n2f_cap_read_below", "fail"), ("n2f_cap_short_of_pml", "fail")],
+)
+def test_an_open_surface_that_divides_the_cell_encloses_nothing_it_needs(runs, name, status):
+    from reprolab.physics.emitters import near_surface_check
+
+    got = near_surface_check(load_record(runs / name))
+    assert got.status == status, got
+    if status == "fail":
+        assert "the surface is open (no face at y = 0.6" in got.detail, got
