@@ -6,9 +6,12 @@ recordings; `checks.convergence: true`, so that every simulation stage gets evid
 under the default `convergence_method: auto`), or reads finished runs (`--workdir`),
 and writes per stage that got evidence: `paper`, `stage`, `dims`, `run_core_s` (the
 run's CPU seconds, every rank, from its record), `evidence_core_s` (the same over every
-rerun folder of the stage: the coarser runs, the PML doubling, a 2x rerun),
-`escalated`, `estimated_error` and `true_error` per compared quantity kind: the grid's
-estimated error of the quantity (the coarse bound, or the 2x rerun's change) against
+rerun folder of the stage: the coarser runs, the PML doubling, a 2x rerun; coarser
+runs that shared one packed worker by that worker's whole CPU, its start included),
+`runs_in_one_process` (those folders), `escalated`, `estimated_error` and
+`true_error` per compared quantity kind: the grid's
+bound on the run's error of the quantity (the coarse bound, or the 2x rerun's bound
+from its change: `reprolab.physics.grid_convergence.refine_bound`) against
 the run's difference from the example's data, which for these examples is the
 independent truth (analytic, series, or a converged reference). Where the model itself
 differs from that truth the difference is more than the discretisation error, and the
@@ -48,6 +51,24 @@ def core_s(result_json: Path) -> float | None:
     return round(sum(u["cpu_s"] for u in usage), 3) if usage else None
 
 
+def evidence_core_s(stage_dir: Path, folders: list[str]) -> float:
+    """The reruns' CPU seconds: a run of its own by its ranks' use; the coarser runs a
+    packed worker ran together by that worker's CPU (once: their own CPU and the one
+    interpreter start and `import meep` they shared)."""
+    own, workers = 0.0, {}
+    for folder in folders:
+        path = stage_dir / folder / "result.json"
+        if not path.is_file():
+            continue
+        rec = read_json(path)
+        worker = (rec.get("packed_worker") or {}).get("folder")
+        if worker and rec.get("worker_cpu_s") is not None:
+            workers[worker] = max(workers.get(worker, 0.0), float(rec["worker_cpu_s"]))
+        else:
+            own += core_s(path) or 0.0
+    return round(own + sum(workers.values()), 3)
+
+
 def rerun_folders(conv: dict) -> list[str]:
     """The folders of the reruns convergence.json was decided from (the coarse ones
     kept under `escalation` when the 2x rerun followed): a folder left by an earlier
@@ -74,8 +95,8 @@ def stage_rows(paper: str, stage_dir: Path) -> list[dict]:
     dims = design.get("dimensions")
     run_s = core_s(stage_dir / "result.json")
     esc = conv.get("escalation") or {}
-    reruns = [core_s(stage_dir / f / "result.json") for f in rerun_folders(conv)]
-    evidence_s = round(sum(s for s in reruns if s), 3)
+    evidence_s = evidence_core_s(stage_dir, rerun_folders(conv))
+    packed = [f for f in rerun_folders(conv) if _packed(stage_dir / f / "result.json")]
     base = {
         "paper": paper,
         "stage": stage_dir.name,
@@ -86,6 +107,7 @@ def stage_rows(paper: str, stage_dir: Path) -> list[dict]:
         "evidence_core_s": evidence_s,
         "evidence_over_run": round(evidence_s / run_s, 3) if run_s else None,
         "escalated": bool(esc.get("escalated")),
+        "runs_in_one_process": packed,
     }
     target = TARGET.get(dims)
     base["meets_cost_target"] = (
@@ -110,6 +132,10 @@ def stage_rows(paper: str, stage_dir: Path) -> list[dict]:
                 }
             )
     return rows or [{**base, "estimated_error": None, "true_error": None, "bounds": None}]
+
+
+def _packed(result_json: Path) -> bool:
+    return result_json.is_file() and bool(read_json(result_json).get("packed_worker"))
 
 
 def run_papers(papers: list[str], root: Path) -> list[Path]:
