@@ -324,3 +324,32 @@ def test_complex_fields_double_the_grid_work():
     assert when(SimpleNamespace(k_points=[], m=[5]), {"cylindrical": True})
     assert not when(SimpleNamespace(k_points=[], m=[0]), {"cylindrical": True})
     assert when(SimpleNamespace(k_points=[], m=[]), {"force_complex": True})
+
+
+QUARTER_WAVE = """
+import numpy as np
+import meep as mp
+from meep.materials import fused_quartz
+
+N_L = float(np.sqrt(np.real(fused_quartz.epsilon(1 / 0.65)[0, 0])))
+D_L = 0.65 / (4 * N_L)
+CELL = 2 * 1.0 + 4 * 1.0 + 6 * D_L
+sim = mp.Simulation(cell_size=mp.Vector3(0, 0, CELL), resolution=400, dimensions=1,
+                    sources=[mp.Source(mp.GaussianSource(1.6, fwidth=1.0), mp.Ex, mp.Vector3())])
+sim.run(until=20)
+"""
+
+
+def test_a_layer_sized_by_a_library_mediums_index_is_sized_from_the_script():
+    """A quarter-wave layer of fused silica, its index from meep.materials (the Bragg
+    mirror's way): the cell is read with Meep's own epsilon of that medium (n = 1.4565
+    at 0.65 um), not left to the agent's guess; a medium the library lacks keeps the
+    agent's estimate, with the note saying the cell was not read."""
+    design = SimulationDesign.model_validate(minimal_design(dimensions=1, resolution=400))
+    job = job_size.for_stage(design, QUARTER_WAVE, {})
+    n_l = 1.4565
+    assert job.source == "design"
+    assert job.inputs["cell"][2] == pytest.approx(6 + 6 * 0.65 / (4 * n_l), rel=1e-3)
+    unknown = QUARTER_WAVE.replace("fused_quartz", "no_such_medium")
+    agent = job_size.for_stage(design, unknown, {})
+    assert agent.source == "agent" and "cell" in agent.notes[0]
