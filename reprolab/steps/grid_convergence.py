@@ -5,6 +5,13 @@ resolution (reprolab.physics.grid_convergence); a resonance's PML doubled in one
 run at the coarsest scale. `checks.convergence_method` picks it or the 2x rerun; `auto`
 (the default) decides by it in 3D and starts with it in 2D, escalating to the 2x rerun
 when it does not show convergence (docs/checks.md "Convergence").
+
+The coarser runs a stage needs run together first (`run_coarse_batch`, through
+reprolab.jobs.variant_runs: one sandboxed process for all of them where they can share
+one, each with its own record, limits and failure in `<folder>/result.json`);
+`run_coarse` and `run_pml_coarse` then compare them. `coarse_runs` names the (folder,
+scale variables) of every coarser run a stage asks for: what another step that reruns a
+stage at other scales may reuse.
 """
 
 from __future__ import annotations
