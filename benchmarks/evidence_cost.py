@@ -153,6 +153,22 @@ def run_papers(papers: list[str], root: Path) -> list[Path]:
     return out
 
 
+def compare_packing(workdirs: list[Path]) -> list[dict]:
+    """`packing_compared` for every 2D or 3D stage whose evidence had coarser runs."""
+    out = []
+    for wd in workdirs:
+        for paper_dir in sorted((wd / "outputs").iterdir()):
+            for stage_dir in sorted((paper_dir / "stages").glob("stage*")):
+                if not (stage_dir / "convergence.json").is_file():
+                    continue
+                tmp = Path(tempfile.mkdtemp(prefix="packing_"))
+                found = packing_compared(stage_dir, tmp)
+                if found:
+                    out.append({"paper": paper_dir.name, "stage": stage_dir.name, **found})
+                    print(json.dumps(out[-1]), flush=True)
+    return out
+
+
 def collect(workdirs: list[Path]) -> list[dict]:
     rows = []
     for wd in workdirs:
@@ -162,11 +178,46 @@ def collect(workdirs: list[Path]) -> list[dict]:
     return rows
 
 
+def packing_compared(stage_dir: Path, tmp: Path) -> dict | None:
+    """The stage's coarser runs again, in a scratch folder, one job each and then in one
+    packed worker, right after each other: their CPU seconds both ways (each run's ranks
+    summed; the worker's whole CPU). None for a stage without coarser runs."""
+    from reprolab.artifacts import load_design, load_plan, plan_stage
+    from reprolab.jobs import variant_runs
+
+    conv = read_json(stage_dir / "convergence.json")
+    variants = conv.get("variants", []) + (conv.get("escalation") or {}).get("coarse_variants", [])
+    folders = [f for f in rerun_folders({"variants": variants}) if f.startswith("convergence_0.")]
+    if not folders:
+        return None
+    envs = [read_json(stage_dir / f / "result.json")["scale_env"] for f in folders]
+    design = load_design(stage_dir / "design.json").output
+    plan = stage_dir.parents[1] / "plan.json"
+    budget = plan_stage(load_plan(plan), design.stage_id).runtime_budget_minutes
+    script, cfg = stage_dir / "simulation.py", {"executor": "local"}
+    apart = [
+        variant_runs._alone(design, budget, cfg, script, tmp / "apart" / f, env)
+        for f, env in zip(folders, envs, strict=True)
+    ]
+    runs = [(tmp / "packed" / f, env) for f, env in zip(folders, envs, strict=True)]
+    packed = variant_runs.run_variants(design, budget, cfg, script, runs, tmp / "packed/w")
+    return {
+        "runs": folders,
+        "separate_core_s": round(sum(u["cpu_s"] for r in apart for u in r["rank_usage"]), 3),
+        "packed_core_s": round(max(r["worker_cpu_s"] for r in packed), 3),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--papers", nargs="*", default=[])
     parser.add_argument("--workdir", nargs="*", default=[], type=Path)
     parser.add_argument("--out", default=str(OUT))
+    parser.add_argument(
+        "--compare-packing",
+        action="store_true",
+        help="also run each stage's coarser runs one job each and packed, and compare",
+    )
     args = parser.parse_args()
     workdirs = list(args.workdir)
     if args.papers:
@@ -178,6 +229,8 @@ def main() -> None:
         "targets": {"evidence_over_run": TARGET, "estimated_error": ">= true_error"},
         "rows": rows,
     }
+    if args.compare_packing:
+        result["packing"] = compare_packing(workdirs)
     atomic_write_text(Path(args.out), json.dumps(result, indent=2) + "\n")
     for r in rows:
         print(json.dumps(r))

@@ -301,6 +301,11 @@ def script_facts(design, code: str, env: dict[str, str] | None = None) -> dict:
             notes.append(f"line {call.lineno}: the run's length is not read")
         else:
             lengths.append(t)
+    # step functions a run call is given (Harminv, an LDOS): the most any call has
+    step_functions = max(
+        (len(c.args) for c in lint.calls(tree, "run") if isinstance(c.func, ast.Attribute)),
+        default=0,
+    )
     runs = lint.run_invocations(tree)
     in_loop = any(isinstance(n, (ast.For, ast.While)) for n in ast.walk(tree))
     listed = max(len(design.k_points), len(design.m))
@@ -312,6 +317,7 @@ def script_facts(design, code: str, env: dict[str, str] | None = None) -> dict:
         "resolution": res,
         "run_time": max(lengths) * max(1, runs) if lengths else None,
         "runs": runs,
+        "step_functions": step_functions,
         "bounded": bounded and bool(lengths),
         "dispersive": _dispersive(tree, consts),
         "cylindrical": cylindrical,
@@ -348,6 +354,7 @@ def for_stage(design, code: str | None, sim_cfg: dict, env: dict | None = None) 
         max_ranks=max_ranks,
         runs=max(1, facts["runs"]),
         complex_fields=_complex_fields(design, facts),
+        step_functions=facts["step_functions"],
     )
     notes = list(facts["notes"]) + size.notes
     if design.resolution and abs(facts["resolution"] - design.resolution) > 1e-9:
@@ -360,6 +367,7 @@ def for_stage(design, code: str | None, sim_cfg: dict, env: dict | None = None) 
         "resolution": facts["resolution"],
         "run_time": facts["run_time"],
         "runs": facts["runs"],
+        "step_functions": facts["step_functions"],
         "dispersive": facts["dispersive"],
         "complex_fields": _complex_fields(design, facts),
         "symmetries": [s.kind for s in design.symmetries],
