@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import platform
 import subprocess
 import sys
@@ -152,7 +153,10 @@ def markdown(result: dict) -> list[str]:
     lines = [
         SECTION,
         "",
-        f"{result['date']}, {result['machine']}, 2 cores shared with other sessions. Each "
+        f"{result['date']}, {result['machine']}, 2 cores shared with other sessions "
+        f"(load average {result.get('load_average', 'not recorded')} at the end: CPU "
+        "seconds grow with it, a bare Python and Meep import from 0.71 s at load 1 to "
+        "0.8-1.2 s at load 10). Each "
         "stage's recorded design and script sized by `reprolab.jobs.job_size.for_stage` "
         "(what submission asks for: the script's cell, resolution and run length, or the "
         "agent's estimate where they are not read), then run with real Meep in its own "
@@ -200,6 +204,7 @@ def main() -> None:
     result = {
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "machine": platform.node(),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
         "goal_factor": GOAL,
         "stages": rows,
         "combined_fit": combined_fit(rows),

@@ -23,10 +23,12 @@ partition; `check_partition` raises `JobTooLarge` before anything is submitted.
 from __future__ import annotations
 
 import ast
+import functools
 import math
 import os
 import shutil
 import subprocess
+import sys
 from dataclasses import asdict, dataclass, field
 
 from reprolab.errors import ReproLabError
@@ -47,6 +49,8 @@ MATH_CALLS = {
         for f in ("ceil", "floor", "sqrt")
     },
     "np.round": round,
+    "np.real": lambda x: x,  # a real value's real part (a material's epsilon, read below)
+    "numpy.real": lambda x: x,
     "max": max,
     "min": min,
 }
@@ -96,9 +100,14 @@ class RunConsts(lint.Consts):
 
     def __init__(self, tree: ast.Module, env: dict[str, str] | None = None):
         self.env = {k: v for k, v in os.environ.items() if k in SCALE_ENVS} if env is None else env
+        # known before the assignments are evaluated: a layer's thickness may follow
+        # from a library medium's index (a quarter wave of fused silica)
+        self.meep_materials = lint.Consts.library_media(tree)
         super().__init__(tree)
 
     def eval(self, node):
+        if isinstance(node, ast.Subscript):
+            return self._library_epsilon(node)
         if isinstance(node, ast.Attribute) and lint.dotted(node) in ("np.pi", "math.pi"):
             return math.pi
         if isinstance(node, ast.Call) and lint.dotted(node.func) in MATH_CALLS and node.args:
@@ -122,6 +131,55 @@ class RunConsts(lint.Consts):
             except ValueError:
                 return None
         return super().eval(node)
+
+    def _library_epsilon(self, node: ast.Subscript) -> float | None:
+        """`M.epsilon(f)[i, j]` of a medium M the script imports from meep.materials:
+        that tensor component's real part at the frequency f, from Meep's own material
+        library (nothing of the script runs; the library is imported only for this)."""
+        call, index = node.value, node.slice
+        if not (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Attribute)
+            and call.func.attr == "epsilon"
+            and isinstance(call.func.value, ast.Name)
+            and call.func.value.id in self.meep_materials
+            and len(call.args) == 1
+        ):
+            return None
+        parts = index.elts if isinstance(index, ast.Tuple) else [index]
+        ij = [self.eval(p) for p in parts]
+        freq = self.eval(call.args[0])
+        if freq is None or len(ij) != 2 or None in ij:
+            return None
+        return library_epsilon(call.func.value.id, freq, int(ij[0]), int(ij[1]))
+
+
+# Reads one component of a library medium's epsilon in a process of its own: importing
+# Meep here would start MPI in the step (or the submitting) process.
+_EPSILON = (
+    "import sys\n"
+    "from meep import materials\n"
+    "name, f, i, j = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])\n"
+    "print('epsilon=%r' % float(getattr(materials, name).epsilon(f)[i][j].real))\n"
+)
+
+
+@functools.lru_cache(maxsize=64)
+def library_epsilon(name: str, freq: float, i: int, j: int) -> float | None:
+    """The real part of component (i, j) of meep.materials' `name` at `freq` (Meep's
+    frequency, its length unit), from Meep itself in a child process (about a second,
+    once per medium and frequency); None when Meep or the medium is not there."""
+    cmd = [sys.executable, "-c", _EPSILON, name, repr(freq), str(i), str(j)]
+    env = {**os.environ, "OMPI_MCA_ess_singleton_isolated": "1"}
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    found = [ln for ln in out.stdout.splitlines() if ln.startswith("epsilon=")]
+    try:
+        return float(found[-1].split("=", 1)[1]) if out.returncode == 0 and found else None
+    except ValueError:
+        return None
 
 
 def _vector(node, consts: lint.Consts) -> list[float] | None:
@@ -243,6 +301,11 @@ def script_facts(design, code: str, env: dict[str, str] | None = None) -> dict:
             notes.append(f"line {call.lineno}: the run's length is not read")
         else:
             lengths.append(t)
+    # step functions a run call is given (Harminv, an LDOS): the most any call has
+    step_functions = max(
+        (len(c.args) for c in lint.calls(tree, "run") if isinstance(c.func, ast.Attribute)),
+        default=0,
+    )
     runs = lint.run_invocations(tree)
     in_loop = any(isinstance(n, (ast.For, ast.While)) for n in ast.walk(tree))
     listed = max(len(design.k_points), len(design.m))
@@ -254,6 +317,7 @@ def script_facts(design, code: str, env: dict[str, str] | None = None) -> dict:
         "resolution": res,
         "run_time": max(lengths) * max(1, runs) if lengths else None,
         "runs": runs,
+        "step_functions": step_functions,
         "bounded": bounded and bool(lengths),
         "dispersive": _dispersive(tree, consts),
         "cylindrical": cylindrical,
@@ -290,6 +354,7 @@ def for_stage(design, code: str | None, sim_cfg: dict, env: dict | None = None) 
         max_ranks=max_ranks,
         runs=max(1, facts["runs"]),
         complex_fields=_complex_fields(design, facts),
+        step_functions=facts["step_functions"],
     )
     notes = list(facts["notes"]) + size.notes
     if design.resolution and abs(facts["resolution"] - design.resolution) > 1e-9:
@@ -302,6 +367,7 @@ def for_stage(design, code: str | None, sim_cfg: dict, env: dict | None = None) 
         "resolution": facts["resolution"],
         "run_time": facts["run_time"],
         "runs": facts["runs"],
+        "step_functions": facts["step_functions"],
         "dispersive": facts["dispersive"],
         "complex_fields": _complex_fields(design, facts),
         "symmetries": [s.kind for s in design.symmetries],

@@ -55,17 +55,33 @@ def packable(jobs: list[SimulationJob]) -> bool:
     return all(j.mpi_ranks == 1 and j.sandbox and j.isolation == "bwrap" for j in jobs)
 
 
-def worker_command(job: SimulationJob, root: str, plan: Path) -> list[str]:
+def worker_command(job: SimulationJob, roots: list[str], plan: Path) -> list[str]:
+    """The worker's command in its sandbox; it writes only under `roots` (bound writable,
+    each a real folder): its points' folders (`writable_roots`)."""
     cmd = [job.python, "-m", "reprolab.jobs.sweep_worker"]
     if job.memory_mb:
         cmd += ["--memory-mb", str(job.memory_mb)]
+    cmd += [arg for root in roots[1:] for arg in ("--writable", root)]
     box = bwrap.bwrap_command(
-        [*cmd, root, str(plan)], job.workdir, job.script, job.python, not job.isolate_network
+        [*cmd, roots[0], str(plan)], job.workdir, job.script, job.python, not job.isolate_network
     )
-    # The worker writes only its points: the sweep's points folder, bound writable.
-    run_files.check_real_dir(root)
+    binds = []
+    for root in roots:
+        run_files.check_real_dir(root)
+        binds += ["--bind", root, root]
     at = box.index("--remount-ro")
-    return [*box[:at], "--bind", root, root, *box[at:]]
+    return [*box[:at], *binds, *box[at:]]
+
+
+def writable_roots(points: list[SimulationJob], worker_dir: str) -> list[str]:
+    """The folders a worker may write in: its points' common folder when they are its
+    siblings and the worker's own folder lies in it (a sweep's points folder), else the
+    worker's folder and each point's own (a stage's coarser runs, each beside the
+    stage's other files, which stay out of reach)."""
+    parents = {str(Path(p.workdir).parent) for p in points}
+    if len(parents) == 1 and Path(worker_dir).parent == Path(next(iter(parents))):
+        return [next(iter(parents))]
+    return [worker_dir, *dict.fromkeys(p.workdir for p in points)]
 
 
 STOPPED_CODES = (-signal.SIGTERM, 128 + signal.SIGTERM)
@@ -195,12 +211,12 @@ def run_packed(points: list[SimulationJob], worker_dir: str) -> list[dict]:
     ok, why = bwrap.availability()
     if not ok:
         return [launch.unavailable_record(p, why) for p in points]
-    root = str(Path(points[0].workdir).parent)
+    roots = writable_roots(points, worker_dir)
     records: dict[int, dict] = {}
     todo = list(range(len(points)))
     with _stop_signals() as stopped:
         while todo and not stopped:
-            done = _one_worker([points[i] for i in todo], worker_dir, root)
+            done = _one_worker([points[i] for i in todo], worker_dir, roots)
             last = done[-1]
             if "SLURM_JOB_ID" in os.environ and last.get("exit_code") in STOPPED_CODES:
                 # Slurm's SIGTERM reached the worker before this process.
@@ -250,13 +266,16 @@ def _not_run(p: SimulationJob, why: str) -> dict:
     }
 
 
-def _one_worker(points: list[SimulationJob], worker_dir: str, root: str) -> list[dict]:
+def _one_worker(points: list[SimulationJob], worker_dir: str, roots: list[str]) -> list[dict]:
     """Start one worker on `points`; the records of the points it got to (the first
     at least: a worker that ends on a point ends that point)."""
     wdir = Path(worker_dir)
-    # Its points share the writable points folder, and a worker may start again on the
+    # Its points share the writable folders, and a worker may start again on the
     # points left: nothing is made, removed or written through a link one planted.
-    run_files.make_real_dir(root, wdir.relative_to(root).as_posix())
+    if wdir == Path(roots[0]):
+        run_files.check_real_dir(wdir)  # made by the caller, beside the points
+    else:
+        run_files.make_real_dir(roots[0], wdir.relative_to(roots[0]).as_posix())
     for p in points:
         run_files.check_real_dir(p.workdir)
     launch.fresh_private_dirs(wdir)
@@ -279,8 +298,15 @@ def _one_worker(points: list[SimulationJob], worker_dir: str, root: str) -> list
             ]
         },
     )
-    head = replace(points[0], workdir=str(wdir), env=())
-    cmd = worker_command(head, root, plan)
+    # The worker's limits hold its largest point (a stage's coarser runs differ in size).
+    head = replace(
+        points[0],
+        workdir=str(wdir),
+        env=(),
+        memory_mb=max(p.memory_mb for p in points),
+        resident_mb=max(p.resident_mb for p in points),
+    )
+    cmd = worker_command(head, roots, plan)
     box = limits.Limits(
         memory_mb=head.memory_mb,
         resident_mb=head.resident_mb,
@@ -349,6 +375,7 @@ def _worker_ended(p: SimulationJob, cmd, how, wdir: Path, started) -> dict:
         "timed_out": dog.timed_out,
         "started_at": round(at, 3),
         "runtime_seconds": round(time.time() - at, 3),
+        "time_limit": dog.clock.summary(),  # the worker's: this point's own was lost
     }
     record = _point_record(p, cmd, ended, group, box, dog)
     record["packed_point_ended"] = False  # the worker ended (or was ended) on it

@@ -357,8 +357,11 @@ _BLOCKED_EVENTS = {
 }
 
 
-def runtime_guard(workdir: str | Path, memory_mb: int | None, cpu_seconds: int | None) -> None:
-    """Limits and an audit hook for this process; call once, before the script."""
+def runtime_guard(
+    workdir: str | Path | list, memory_mb: int | None, cpu_seconds: int | None
+) -> None:
+    """Limits and an audit hook for this process; call once, before the script.
+    `workdir`: the folder it may write in, or a list of them (a packed worker's)."""
     import resource
 
     if memory_mb:
@@ -366,8 +369,10 @@ def runtime_guard(workdir: str | Path, memory_mb: int | None, cpu_seconds: int |
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     if cpu_seconds:
         resource.setrlimit(resource.RLIMIT_CPU, (int(cpu_seconds), int(cpu_seconds) + 5))
-    root = os.path.realpath(workdir)
-    allowed_write = (root + os.sep, "/dev/null", "/dev/shm/")
+    folders = workdir if isinstance(workdir, list | tuple) else [workdir]
+    roots = [os.path.realpath(f) for f in folders]
+    root = " and ".join(roots)
+    allowed_write = (*(r + os.sep for r in roots), "/dev/null", "/dev/shm/")
 
     def hook(event: str, args: tuple) -> None:
         if event in _BLOCKED_EVENTS:

@@ -36,6 +36,11 @@ SETUP_SECONDS = 0.72
 # a resonator's azimuthal orders, a 1D stack).
 PER_RUN_SECONDS = 0.11
 SECONDS_PER_STEP = 9.7e-6
+# A step function the script gives its run (Harminv, an LDOS, any Python callback) is a
+# Python call at every time step on every rank: what the runs with Harminv lacked (the
+# disk resonator's five runs, 29 us a step, the band diagram's thirteen, 16 us, measured
+# as the shortfall of the fit above over their steps; benchmarks/results/job_sizing.md).
+SECONDS_PER_STEP_FUNCTION = 2.0e-5
 # A dispersive medium's polarization fields: cost and memory of its cells (the whole grid
 # as an upper bound) times this.
 DISPERSIVE_FACTOR = 1.6
@@ -120,9 +125,11 @@ def estimate(
     max_ranks: int = 1,
     runs: int = 1,
     complex_fields: bool = False,
+    step_functions: int = 0,
 ) -> Size:
     """The job's memory and core-seconds, and the ranks worth running it on; `run_time`
-    is summed over the job's `runs`."""
+    is summed over the job's `runs`; `step_functions`: the Python step functions its
+    runs call every step."""
     if resolution <= 0 or run_time < 0 or not cell:
         raise ValueError(
             f"job size needs a cell, resolution > 0 and run time >= 0; got cell={cell}, "
@@ -138,7 +145,8 @@ def estimate(
     # Every rank is a Python with Meep imported; the grid is split between them.
     memory = BASE_MEMORY_MB * ranks + BYTES_PER_CELL * cells * factor / 1e6
     # Set-up, runs and steps are paid by every rank; the cell-steps are shared.
-    per_rank = SETUP_SECONDS + PER_RUN_SECONDS * max(1, runs) + SECONDS_PER_STEP * steps
+    per_step = SECONDS_PER_STEP + SECONDS_PER_STEP_FUNCTION * max(0, step_functions)
+    per_rank = SETUP_SECONDS + PER_RUN_SECONDS * max(1, runs) + per_step * steps
     core_s = per_rank * ranks + SECONDS_PER_CELL_STEP[max(1, dims)] * cells * steps * factor
     return Size(dims, cells, steps, dispersive, memory, core_s, ranks, notes)
 

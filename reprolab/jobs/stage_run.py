@@ -316,6 +316,27 @@ def run_stage(
         # Only as many points at once as the rule's declared cores hold.
         fit = max(1, int(sim_cfg["concurrent_cap"]) // resources.ranks)
         settings = dataclasses.replace(settings, max_concurrent=min(settings.max_concurrent, fit))
+    base, net_note = job_fields(sim_cfg, box, settings, resources, timeout_s, target)
+    if design.sweep is None:
+        job = launch.SimulationJob(workdir=str(workdir), **base)
+        record = submit.submit_all([job], settings, resources, stage_dir / "submitit")[0]
+    else:
+        record = run_sweep(design, base, settings, resources, workdir, stage_dir, attached)
+    record.update(
+        {
+            "network_note": net_note,
+            "resource_notes": notes,
+            "performance_estimate": design.performance_estimate.model_dump(),
+            "budget_minutes": budget_minutes,
+            "job_size": job_size.beside_actual(sized, record),
+        }
+    )
+    return record
+
+
+def job_fields(sim_cfg: dict, box: SandboxSettings, settings, resources, timeout_s, target):
+    """(the SimulationJob fields of a run of `target` but its folder, the network note):
+    launcher, ranks, limits, sandbox."""
     launcher = sim_cfg.get("mpi_launcher", DEFAULT_LAUNCHER)
     isolate, net_note = sandbox.network_plan(
         box.network, resources.ranks > 1 and launcher.split()[0] == "srun"
@@ -337,21 +358,7 @@ def run_stage(
         isolate_network=isolate,
         **sandbox.job_settings(sim_cfg),
     )
-    if design.sweep is None:
-        job = launch.SimulationJob(workdir=str(workdir), **base)
-        record = submit.submit_all([job], settings, resources, stage_dir / "submitit")[0]
-    else:
-        record = run_sweep(design, base, settings, resources, workdir, stage_dir, attached)
-    record.update(
-        {
-            "network_note": net_note,
-            "resource_notes": notes,
-            "performance_estimate": design.performance_estimate.model_dump(),
-            "budget_minutes": budget_minutes,
-            "job_size": job_size.beside_actual(sized, record),
-        }
-    )
-    return record
+    return base, net_note
 
 
 def point_dir(workdir: Path, index: int) -> Path:

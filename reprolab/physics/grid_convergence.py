@@ -162,6 +162,43 @@ def safety_factor(p: float | None) -> float:
     return min(GCI_SAFETY, XS_ABOVE[0] * ratio - XS_ABOVE[1])
 
 
+REFINE_RATIO = 2.0  # the 2x rerun's resolution against the run's
+
+
+def refine_bound(change: float, order: float | None = None) -> dict:
+    """The bound on the run's own error from its 2x rerun's change (relative): the
+    change is q(N) - q(2N), which is only 1 - 2^-p of the run's error q(N) - q* (0.75
+    of it at second order), so it understates it. Richardson at N with the order `p`
+    the coarser runs observed for the same quantity (at most the scheme's second; the
+    second where none was observed, as two grids cannot show one), times the safety
+    factor of that order (`safety_factor`: 3 for an order assumed, Roache's for two
+    grids): GCI = Fs x |change| x r^p / (r^p - 1), r = 2. Judging stays on the change
+    against the 2x rerun's limits; this is what the run's error is bounded by."""
+    p = METHOD_ORDER if order is None else min(order, METHOD_ORDER)
+    grow = REFINE_RATIO**p / (REFINE_RATIO**p - 1.0)
+    fs = safety_factor(order)
+    error = abs(change) * grow if math.isfinite(change) else math.nan
+    how = {"richardson_error": error, "safety_factor": fs, "order": order}
+    return {"error_bound": fs * error, "error_bound_from": how}
+
+
+def with_refine_bounds(rows_2x: list[dict], rows_coarse: list[dict] = ()) -> list[dict]:
+    """The 2x rerun's resolution rows, each with its `refine_bound` (`error_bound`, and
+    `error_bound_from`: the Richardson error, safety factor and order it used) from the
+    order the coarser runs observed for the row of the same name, where they ran (an
+    escalated stage); the rows' own fields (change, status) stay as judged."""
+    orders = {q["name"]: q.get("order") for q in rows_coarse}
+    out = []
+    for q in rows_2x:
+        change = q.get("change")
+        if not isinstance(change, int | float):
+            out.append(q)
+            continue
+        bound = refine_bound(float(change), orders.get(q["name"]))
+        out.append({**q, **bound})
+    return out
+
+
 def grid_scales(targets, sims: list[dict], window: float = SNAP_WINDOW) -> tuple[list, float]:
     """(the scales nearest `targets`, within `window`, at which every cell side of every
     simulation of the run-time record is a whole number of pixels, the largest relative

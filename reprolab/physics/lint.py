@@ -218,7 +218,12 @@ class Consts:
                 self._assign(t, value)
 
         # Names bound by `from meep.materials import Ag` (dispersive media).
-        self.meep_materials: set[str] = {
+        self.meep_materials: set[str] = self.library_media(tree)
+
+    @staticmethod
+    def library_media(tree: ast.Module) -> set[str]:
+        """Names bound by `from meep.materials import Ag` (dispersive media)."""
+        return {
             alias.asname or alias.name
             for node in ast.walk(tree)
             if isinstance(node, ast.ImportFrom) and node.module == "meep.materials"

@@ -137,10 +137,12 @@ def _table_error(fig: dict, measure: str) -> float | None:
 
 
 def _grid_error(rows: list[dict], match) -> float | None:
+    """The largest bound on the run's error among the matching rows: the coarser runs'
+    (their `change` is it), a 2x rerun's `error_bound` (its change understates it)."""
     changes = [
-        q.get("change")
+        q.get("error_bound", q.get("change"))
         for q in rows
-        if match(q["name"]) and isinstance(q.get("change"), (int, float))
+        if match(q["name"]) and isinstance(q.get("error_bound", q.get("change")), (int, float))
     ]
     changes = [c for c in changes if math.isfinite(c)]
     return max(changes) if changes else None

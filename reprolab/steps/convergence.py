@@ -160,6 +160,7 @@ def resolution_evidence(result: dict, wanted: list[str], args: tuple) -> None:
     if names != wanted and grid.escalates(run.config, design.dimensions):
         escalate(result, wanted, args)
     result["extra_meep_seconds"] += sum(v.get("runtime_seconds") or 0.0 for v in result["variants"])
+    with_bounds(result)
     result["quantities"] = [q for v in result["variants"] for q in v["quantities"]]
     result["status"] = conv_mod.verdict(result["quantities"])
     if result["status"] != "not_converged" and any(
@@ -172,18 +173,32 @@ def resolution_evidence(result: dict, wanted: list[str], args: tuple) -> None:
     result["note"] = "; ".join(notes)
 
 
+def with_bounds(result: dict) -> None:
+    """Each 2x resolution rerun's rows with the bound on the run's error they give
+    (reprolab.physics.grid_convergence.refine_bound), from the order the coarser runs
+    observed where they ran before it (an escalated stage)."""
+    from reprolab.physics import grid_convergence as gc
+
+    coarse = (result.get("escalation") or {}).get("coarse_variants") or []
+    rows = [q for v in coarse if v["id"] == gc.COARSE for q in v["quantities"]]
+    for var in result["variants"]:
+        if var["id"] == conv_mod.RESOLUTION:
+            var["quantities"] = gc.with_refine_bounds(var["quantities"], rows)
+
+
 def run_variants(names: list[str], run, design, script, plan_path, stage_dir) -> list[dict]:
     """Each rerun variant in turn (the coarser runs' or the 2x reruns), kept ones reused."""
     from reprolab.steps import grid_convergence as grid
 
     coarse = {grid.COARSE: grid.run_coarse, grid.PML_COARSE: grid.run_pml_coarse}
+    # this module's rerun helpers, passed in: grid_convergence does not import it
+    host = sys.modules[__name__]
+    # the coarser runs together first (one process where they can share one)
+    ran = grid.run_coarse_batch(run, design, names, script, plan_path, stage_dir, host)
     out = []
     for name in names:
         if name in coarse:
-            # this module's rerun helpers, passed in: grid_convergence does not import it
-            out.append(
-                coarse[name](run, design, script, plan_path, stage_dir, sys.modules[__name__])
-            )
+            out.append(coarse[name](run, design, script, plan_path, stage_dir, host, ran))
         else:
             out.append(run_variant(run, name, design, script, plan_path, stage_dir))
     return out

@@ -5,6 +5,13 @@ resolution (reprolab.physics.grid_convergence); a resonance's PML doubled in one
 run at the coarsest scale. `checks.convergence_method` picks it or the 2x rerun; `auto`
 (the default) decides by it in 3D and starts with it in 2D, escalating to the 2x rerun
 when it does not show convergence (docs/checks.md "Convergence").
+
+The coarser runs a stage needs run together first (`run_coarse_batch`, through
+reprolab.jobs.variant_runs: one sandboxed process for all of them where they can share
+one, each with its own record, limits and failure in `<folder>/result.json`);
+`run_coarse` and `run_pml_coarse` then compare them. `coarse_runs` names the (folder,
+scale variables) of every coarser run a stage asks for: what another step that reruns a
+stage at other scales may reuse.
 """
 
 from __future__ import annotations
@@ -111,10 +118,68 @@ def env_value(scale: float) -> str:
     return f"{scale:.10g}"
 
 
-def run_coarse(run, design, script: Path, plan_path, stage_dir: Path, host) -> dict:
+BATCH_FOLDER = "convergence_coarse"  # the coarser runs' shared worker and job logs
+
+
+def coarse_runs(run, names: list[str], script: Path, stage_dir: Path) -> list[tuple]:
+    """(folder, scale variables) of every coarser run `names` asks for: the two scales
+    (the script reads the resolution scale), and the PML doubled at the coarsest (a
+    resonance; the script reads the PML scale)."""
+    code = script.read_text(encoding="utf-8")
+    if COARSE not in names or RESOLUTION_SCALE_ENV not in code:
+        return []
+    nominal = scales(run.config)
+    sc = gc.grid_scales(nominal, load_record(stage_dir / "run"))[0]
+    out = [
+        (stage_dir / folder_of(n), {RESOLUTION_SCALE_ENV: env_value(s)})
+        for n, s in zip(nominal, sc, strict=True)
+    ]
+    if PML_COARSE in names and PML_SCALE_ENV in code:
+        env = {RESOLUTION_SCALE_ENV: env_value(sc[1]), PML_SCALE_ENV: "2"}
+        out.append((stage_dir / folder_of(nominal[1], pml=True), env))
+    return out
+
+
+def run_coarse_batch(run, design, names, script: Path, plan_path, stage_dir: Path, host):
+    """The coarser runs `names` asks for that no earlier step kept, together
+    (reprolab.jobs.variant_runs: one process for all of them where they can share one,
+    each with its own record, limits and failure), each record written to its
+    <folder>/result.json; {folder name: (record, kept)} for every coarser run asked."""
+    from reprolab.artifacts import RunResult, load_plan, plan_stage, write_result
+    from reprolab.fileio import sha256_file
+    from reprolab.jobs import submit, variant_runs
+
+    done, todo = {}, []
+    for folder, env in coarse_runs(run, names, script, stage_dir):
+        kept = host.kept_rerun(folder, script, env)
+        if kept is not None:
+            done[folder.name] = (kept, True)
+        else:
+            todo.append((folder, env))
+    if not todo:
+        return done
+    budget = plan_stage(load_plan(plan_path), design.stage_id).runtime_budget_minutes
+    sim_cfg = submit.named_config(
+        run.config.get("simulation", {}),
+        run.paper_id,
+        f"{design.stage_id}-{BATCH_FOLDER}",
+        run.out_dir,
+    )
+    records = variant_runs.run_variants(
+        design, budget, sim_cfg, script, todo, stage_dir / BATCH_FOLDER
+    )
+    for (folder, env), rerun in zip(todo, records, strict=True):
+        rerun.update(script=str(script), script_sha256=sha256_file(script), scale_env=env)
+        write_result(folder / "result.json", RunResult.model_validate(rerun))
+        done[folder.name] = (rerun, False)
+    return done
+
+
+def run_coarse(run, design, script: Path, plan_path, stage_dir: Path, host, ran=None) -> dict:
     """The coarser runs (each record in <folder>/result.json) and the Richardson
     comparison of the run with them; `host` gives the convergence step's helpers
-    (compare_runs, kept_rerun, scaled_env: reprolab.steps.convergence)."""
+    (compare_runs, kept_rerun, scaled_env: reprolab.steps.convergence); `ran`: the
+    runs `run_coarse_batch` made, by folder name (the others are run here)."""
     nominal = scales(run.config)
     sc, misfit = gc.grid_scales(nominal, load_record(stage_dir / "run"))
     var = {"id": COARSE, "env": {RESOLUTION_SCALE_ENV: [env_value(s) for s in sc]}, "ran": False}
@@ -127,7 +192,9 @@ def run_coarse(run, design, script: Path, plan_path, stage_dir: Path, host) -> d
     run_s = load_result(stage_dir / "result.json").runtime_seconds
     for s, folder in zip(sc, var["folder"], strict=True):
         env = {RESOLUTION_SCALE_ENV: env_value(s)}
-        rerun, kept = _rerun(run, design, script, plan_path, stage_dir / folder, env, host)
+        rerun, kept = (ran or {}).get(folder) or _rerun(
+            run, design, script, plan_path, stage_dir / folder, env, host
+        )
         seconds += rerun.get("runtime_seconds") or 0.0
         reused.append(kept)
         # predicted before it ran (pixels x steps from the run's own seconds), and actual
@@ -150,9 +217,10 @@ def run_coarse(run, design, script: Path, plan_path, stage_dir: Path, host) -> d
     return var
 
 
-def run_pml_coarse(run, design, script: Path, plan_path, stage_dir: Path, host) -> dict:
+def run_pml_coarse(run, design, script: Path, plan_path, stage_dir: Path, host, ran=None):
     """The PML doubled at the coarsest scale (its record in <folder>/result.json),
-    compared with the coarsest run (run_coarse ran it first): the pml_2x variant."""
+    compared with the coarsest run (run_coarse ran it first): the pml_2x variant; `ran`
+    as `run_coarse`'s."""
     nominal = scales(run.config)
     s = gc.grid_scales(nominal, load_record(stage_dir / "run"))[0][1]
     folder = folder_of(nominal[1], pml=True)
@@ -168,7 +236,9 @@ def run_pml_coarse(run, design, script: Path, plan_path, stage_dir: Path, host) 
     if not low.is_dir():
         var["note"] = f"no {s:g}x run to compare the doubled PML with (not run)"
         return var
-    rerun, kept = _rerun(run, design, script, plan_path, stage_dir / folder, env, host)
+    rerun, kept = (ran or {}).get(folder) or _rerun(
+        run, design, script, plan_path, stage_dir / folder, env, host
+    )
     if rerun.get("failure") or rerun.get("exit_code"):
         seconds = rerun.get("runtime_seconds") or 0.0
         return _failed(var, f"the {s:g}x run with twice the PML failed", rerun, seconds, [kept])

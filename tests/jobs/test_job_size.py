@@ -324,3 +324,48 @@ def test_complex_fields_double_the_grid_work():
     assert when(SimpleNamespace(k_points=[], m=[5]), {"cylindrical": True})
     assert not when(SimpleNamespace(k_points=[], m=[0]), {"cylindrical": True})
     assert when(SimpleNamespace(k_points=[], m=[]), {"force_complex": True})
+
+
+QUARTER_WAVE = """
+import numpy as np
+import meep as mp
+from meep.materials import fused_quartz
+
+N_L = float(np.sqrt(np.real(fused_quartz.epsilon(1 / 0.65)[0, 0])))
+D_L = 0.65 / (4 * N_L)
+CELL = 2 * 1.0 + 4 * 1.0 + 6 * D_L
+sim = mp.Simulation(cell_size=mp.Vector3(0, 0, CELL), resolution=400, dimensions=1,
+                    sources=[mp.Source(mp.GaussianSource(1.6, fwidth=1.0), mp.Ex, mp.Vector3())])
+sim.run(until=20)
+"""
+
+
+def test_a_layer_sized_by_a_library_mediums_index_is_sized_from_the_script():
+    """A quarter-wave layer of fused silica, its index from meep.materials (the Bragg
+    mirror's way): the cell is read with Meep's own epsilon of that medium (n = 1.4565
+    at 0.65 um), not left to the agent's guess; a medium the library lacks keeps the
+    agent's estimate, with the note saying the cell was not read."""
+    design = SimulationDesign.model_validate(minimal_design(dimensions=1, resolution=400))
+    job = job_size.for_stage(design, QUARTER_WAVE, {})
+    n_l = 1.4565
+    assert job.source == "design"
+    assert job.inputs["cell"][2] == pytest.approx(6 + 6 * 0.65 / (4 * n_l), rel=1e-3)
+    unknown = QUARTER_WAVE.replace("fused_quartz", "no_such_medium")
+    agent = job_size.for_stage(design, unknown, {})
+    assert agent.source == "agent" and "cell" in agent.notes[0]
+
+
+def test_a_step_function_given_to_the_run_costs_every_step():
+    """Harminv (any Python step function) is a call at every time step: a run given one
+    is sized that much dearer than the same run without it (the disk resonator's and the
+    band diagram's Harminv runs were sized 0.56x and 0.70x their use without it)."""
+    plain = job_size.for_stage(design_2d(), SCRIPT.format(until=50), {})
+    harminv = SCRIPT.format(until=50).replace(
+        "sim.run(until=50)",
+        "sim.run(mp.after_sources(mp.Harminv(mp.Ez, mp.Vector3(), 1, 1)), until=50)",
+    )
+    with_one = job_size.for_stage(design_2d(), harminv, {})
+    assert plain.inputs["step_functions"] == 0 and with_one.inputs["step_functions"] == 1
+    steps = with_one.inputs["time_steps"]
+    extra = with_one.core_seconds - plain.core_seconds
+    assert extra == pytest.approx(sizing.SECONDS_PER_STEP_FUNCTION * steps)

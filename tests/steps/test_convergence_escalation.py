@@ -55,10 +55,18 @@ def local_run_stage(calls: list):
 def stage(tmp_path, monkeypatch):
     """(make a stage folder with its run done, the reruns' calls) for a 2D script."""
     import reprolab.artifacts as artifacts
-    from reprolab.jobs import stage_run
+    from reprolab.jobs import stage_run, variant_runs
 
     calls: list = []
     monkeypatch.setattr(stage_run, "run_stage", local_run_stage(calls))
+    # the coarser runs one stand-in run each (packing them is the job layer's)
+    monkeypatch.setattr(
+        variant_runs,
+        "run_variants",
+        lambda design, budget, cfg, script, runs, shared: [
+            variant_runs._alone(design, budget, cfg, script, f, env) for f, env in runs
+        ],
+    )
     budget = SimpleNamespace(runtime_budget_minutes=1)
     monkeypatch.setattr(artifacts, "load_plan", lambda path: None)
     monkeypatch.setattr(artifacts, "plan_stage", lambda plan, sid: budget)
