@@ -58,10 +58,25 @@ def numerics(sim) -> dict:
         value = getattr(sim, attr, None)
         if isinstance(value, (bool, int, float)):
             out[attr] = value
+    out["custom_layers"] = custom_layers(sim)
     out["material_function"] = any(
         _given(sim, a) for a in ("material_function", "epsilon_func", "epsilon_input_file")
     )
     return out
+
+
+def custom_layers(sim) -> list[str]:
+    """A boundary layer's settings other than Meep's defaults (R_asymptotic,
+    mean_stretch, pml_profile), which the record does not keep per layer."""
+    import inspect
+
+    out = []
+    for layer in getattr(sim, "boundary_layers", None) or []:
+        params = inspect.signature(type(layer).__init__).parameters
+        for name in ("R_asymptotic", "mean_stretch", "pml_profile"):
+            if name in params and getattr(layer, name, None) != params[name].default:
+                out.append(f"{type(layer).__name__} {name}")
+    return sorted(set(out))
 
 
 def source_profile(s) -> dict:

@@ -89,6 +89,8 @@ def cannot_build(sim: dict) -> list[str]:
     num = sim.get("numerics") or {}
     if num.get("material_function"):
         out.append("a material function or epsilon file")
+    if num.get("custom_layers"):
+        out.append("boundary layers with " + ", ".join(num["custom_layers"]))
     for i, src in enumerate(sim.get("sources", [])):
         if src.get("kind") not in SOURCE_KINDS:
             out.append(f"source {i}: a {src.get('kind')}")
@@ -139,6 +141,8 @@ def pixel_steps(sim: dict, scale: float) -> float:
     for c in sim.get("cell") or []:
         if c:
             pixels *= max(1.0, float(c) * res)
+    for sym in sim.get("symmetries") or []:  # Meep steps only the cell's unique part
+        pixels /= 4 if sym.get("kind") == "Rotate4" else 2
     courant = float((sim.get("numerics") or {}).get("Courant") or DEFAULT_COURANT)
     return pixels * end_time(sim) * res / courant
 
