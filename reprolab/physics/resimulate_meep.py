@@ -16,7 +16,15 @@ def run_jobs(sims: list[dict], jobs: list[dict]) -> dict:
     """{sim index: {scale: {"times": [...], "readings": {time: {monitor: values}}}}}."""
     import meep as mp
 
+    was = mp.verbosity.get()
     mp.verbosity(0)
+    try:
+        return _run_jobs(mp, sims, jobs)
+    finally:
+        mp.verbosity(was)
+
+
+def _run_jobs(mp, sims: list[dict], jobs: list[dict]) -> dict:
     by_index = {s["index"]: s for s in sims}
     by_key = {s.get("_id"): s for s in sims}
     done: dict[tuple[int, float], dict] = {}
