@@ -192,8 +192,12 @@ def plan(
 
 def _origins(sims: list[dict], sim: dict) -> list[dict]:
     """The simulations whose flux data `sim` loads (re-simulated with it)."""
-    keys = {(m.get("flux_data") or {}).get("sim") for m in sim.get("monitors", [])}
-    return [s for s in sims if s.get("_id") in keys - {None} and s is not sim]
+    keys = {_hashable((m.get("flux_data") or {}).get("sim")) for m in sim.get("monitors", [])}
+    return [s for s in sims if _hashable(s.get("_id")) in keys - {None} and s is not sim]
+
+
+def _hashable(key):
+    return tuple(key) if isinstance(key, list) else key
 
 
 def coarse_scales(sim: dict, cost_fraction: float) -> list[float]:
@@ -324,8 +328,9 @@ def _row(sim, reading, dev: float, trend: float, why: str, scales=(1.0,)) -> dic
     }
 
 
-def verdict(rows: list[dict], notes: list[str]) -> Check | None:
-    """`record:resimulated` from the compared rows and what was not compared."""
+def verdict(rows: list[dict], notes: list[str], remark: str = "") -> Check | None:
+    """`record:resimulated` from the compared rows and what was not compared (`notes`:
+    a warning; `remark`: said only)."""
     if not rows and not notes:
         return None
     failed = [r for r in rows if r["status"] == "fail"]
@@ -337,7 +342,7 @@ def verdict(rows: list[dict], notes: list[str]) -> Check | None:
             f"{len(coarse)} reading(s) of simulations whose coarse runs differ by over "
             f"{TOO_COARSE:g} of a spectrum's scale (too coarse to judge)"
         )
-    said += notes[:4]
+    said += notes[:4] + ([remark] if remark else [])
     status = "fail" if failed else "warn" if (coarse or notes) else "pass"
     head = (
         f"{len(failed)} of {len(rows)} flux spectra the script read differ from the host's "
@@ -382,6 +387,7 @@ def resimulated_check(
     """`record:resimulated` for the simulations of one run's record (None when the
     script read no flux spectrum: nothing to compare, nothing claimed). `identical`
     False takes the coarse pair even where the run's own resolution fits `budget`."""
+    sims = numbered(sims)
     jobs, notes = plan(sims, budget, total_budget, identical)
     if not jobs and not notes:
         return None
@@ -389,6 +395,29 @@ def resimulated_check(
     if failed:
         return Check(NAME, "warn", f"the host's re-simulation did not finish: {failed}")
     return judge(sims, jobs, results, notes)
+
+
+def numbered(sims: list[dict]) -> list[dict]:
+    """The simulations of a run's records with one number each: a sweep's points each
+    have their own record, numbered from 0 with keys of their own (`load_record` lists
+    them one record after another), so a point's number and the keys its monitors load
+    flux data from are made unique by the record they came from."""
+    out, record, last = [], 0, None
+    for sim in sims:
+        if last is not None and sim.get("index", 0) <= last:
+            record += 1
+        last = sim.get("index", 0)
+        copy = {**sim, "index": len(out), "_id": [record, sim.get("_id")]}
+        copy["monitors"] = [_renamed(m, record) for m in sim.get("monitors", [])]
+        out.append(copy)
+    return out
+
+
+def _renamed(monitor: dict, record: int) -> dict:
+    data = monitor.get("flux_data")
+    if not data or "sim" not in data:
+        return monitor
+    return {**monitor, "flux_data": {**data, "sim": [record, data["sim"]]}}
 
 
 def judge(sims: list[dict], jobs: list[dict], results: dict, notes: list[str]) -> Check | None:
@@ -401,7 +430,10 @@ def judge(sims: list[dict], jobs: list[dict], results: dict, notes: list[str]) -
         r, n = compare(by_index[job["index"]], runs)
         rows += r
         notes += n
-    return verdict(rows, notes)
+    # said, not judged (docs/security.md lists what is not re-simulated)
+    others = {str(v.get("kind")) for s in sims for v in s.get("measured", [])} - {"flux"}
+    remark = f"not re-simulated: readings of kind {', '.join(sorted(others))}" if others else ""
+    return verdict(rows, notes, remark)
 
 
 def run_jobs_bounded(sims: list[dict], jobs: list[dict]) -> tuple[dict, str]:
@@ -451,7 +483,7 @@ def _limits() -> None:
 
 def _with_sources(sims: list[dict], wanted: set) -> set:
     """The simulations to build: `wanted` and those whose flux data they load."""
-    by_key = {s.get("_id"): s for s in sims}
+    by_key = {_hashable(s.get("_id")): s for s in sims}
     out, todo = set(), list(wanted)
     while todo:
         index = todo.pop()
@@ -460,7 +492,7 @@ def _with_sources(sims: list[dict], wanted: set) -> set:
         out.add(index)
         sim = next(s for s in sims if s["index"] == index)
         for mon in sim.get("monitors", []):
-            origin = by_key.get((mon.get("flux_data") or {}).get("sim"))
+            origin = by_key.get(_hashable((mon.get("flux_data") or {}).get("sim")))
             if origin is not None:
                 todo.append(origin["index"])
     return out

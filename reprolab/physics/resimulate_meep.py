@@ -26,7 +26,7 @@ def run_jobs(sims: list[dict], jobs: list[dict]) -> dict:
 
 def _run_jobs(mp, sims: list[dict], jobs: list[dict]) -> dict:
     by_index = {s["index"]: s for s in sims}
-    by_key = {s.get("_id"): s for s in sims}
+    by_key = {_hashable(s.get("_id")): s for s in sims}
     done: dict[tuple[int, float], dict] = {}
 
     def simulate(index: int, scale: float) -> dict:
@@ -35,7 +35,7 @@ def _run_jobs(mp, sims: list[dict], jobs: list[dict]) -> dict:
             loads = {}
             for i, mon in enumerate(sim.get("monitors", [])):
                 data = mon.get("flux_data") or {}
-                origin = by_key.get(data.get("sim"))
+                origin = by_key.get(_hashable(data.get("sim")))
                 if origin is not None:
                     got = simulate(origin["index"], scale)["data"]
                     loads[i] = (data["how"], got.get((str(data["monitor"]), _end(data))))
@@ -51,6 +51,10 @@ def _run_jobs(mp, sims: list[dict], jobs: list[dict]) -> dict:
                 "readings": got["readings"],
             }
     return out
+
+
+def _hashable(key):
+    return tuple(key) if isinstance(key, list) else key
 
 
 def time_key(t: float) -> str:

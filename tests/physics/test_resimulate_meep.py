@@ -135,6 +135,13 @@ def test_a_rewritten_geometry_fails(records, host):
     assert check.status == "fail", check.detail
 
 
+def test_records_of_a_sweeps_points_are_judged_each_against_its_own(records):
+    """A sweep's points each have their own record numbered from 0: two honest points
+    of different widths, listed one after the other, both agree."""
+    check = rs.resimulated_check(records["honest"] + records["narrow"])
+    assert check.status == "pass" and check.detail.startswith("2 flux spectra"), check.detail
+
+
 def test_what_cannot_be_built_is_named_in_a_warning(records):
     """Nothing silently passes: an amplitude function and a material grid are named."""
     sims = copy.deepcopy(records["honest"])
