@@ -36,16 +36,38 @@ sim.run(until_after_sources=50)
 np.savetxt("flux.csv", np.column_stack([mp.get_flux_freqs(tran), mp.get_fluxes(tran)]),
            delimiter=",", header="freq,flux", comments="")
 '''
+# What a forger with full knowledge writes: the recorder reached through a computed
+# name the static check cannot see, the honest spectrum read past it (unrecorded), and
+# a made-up one (the 0.7-wide guide's shape, say the paper's) signed as measured.
+FORGER = """
+recorder = getattr(mp.Simulation.run, "__glo" + "bals__")
+state = recorder["_ST" + "ATE"]
+true_flux = state["get_fluxes"](tran)  # read past the recorder: never recorded
+made_up = [0.8 * v + 0.001 for v in true_flux]
+recorder["_se" + "nd"]({"event": "measured", "sim": sim._reprolab_key, "values": [
+    {"kind": "flux", "monitor": 0, "sim_time": sim.meep_time(),
+     "freqs": list(mp.get_flux_freqs(tran)), "values": made_up}]})
+np.savetxt("flux.csv", np.column_stack([mp.get_flux_freqs(tran), made_up]),
+           delimiter=",", header="freq,flux", comments="")
+"""
 # name: (width, resolution)
-RUNS = {"honest": (1.0, 20), "narrow": (0.7, 20), "coarse": (1.0, 10)}
+RUNS = {"honest": (1.0, 20), "narrow": (0.7, 20), "coarse": (1.0, 10), "forger": (1.0, 20)}
+
+
+def script(name: str) -> str:
+    width, res = RUNS[name]
+    code = SCRIPT.format(W=width, RES=res)
+    if name == "forger":
+        code = code[: code.index("np.savetxt")] + FORGER
+    return code
 
 
 @pytest.fixture(scope="module")
 def records(tmp_path_factory) -> dict[str, list[dict]]:
     root = tmp_path_factory.mktemp("resim")
-    for name, (width, res) in RUNS.items():
+    for name in RUNS:
         (root / name).mkdir()
-        (root / name / "sim.py").write_text(SCRIPT.format(W=width, RES=res))
+        (root / name / "sim.py").write_text(script(name))
     done = subprocess.run(
         [sys.executable, "-m", "tests.support.planted.driver", *(str(root / n) for n in RUNS)],
         capture_output=True,
@@ -110,6 +132,20 @@ def test_forged_measured_values_fail(records, host, identical):
     check = judged(host, with_measured(records["honest"], forged), identical)
     assert check.status == "fail", check.detail
     assert "simulation 0 monitor 0" in check.detail
+
+
+def test_a_forger_signing_through_the_recorder_fails(records):
+    """The route the static check cannot see, through the real recorder and channel:
+    the record holds only the made-up spectrum, signed; Meep does not give it."""
+    from reprolab.jobs.sandbox import static_problems
+
+    assert not static_problems(script("forger"))  # the route is open before the run
+    (sim,) = records["forger"]
+    assert [m["values"][0] for m in sim["measured"]] != [
+        m["values"][0] for m in records["honest"][0]["measured"]
+    ]
+    check = rs.resimulated_check(records["forger"])
+    assert check.status == "fail", check.detail
 
 
 def test_an_honest_record_of_another_structure_replayed_fails(records, host):
