@@ -58,7 +58,7 @@ IDENTICAL_PIXEL_STEPS = 3.0e9
 # Six field components and PML in three directions: measured here 45 M 2D and 6.3 M 3D
 # pixel-steps a second on one loaded core (a vacuum cell with a PML and a flux plane).
 PIXEL_WEIGHT_3D = 7.0
-# What all re-simulations of one stage may cost together (about a minute of one core).
+# What all re-simulations of one stage may cost together (a few minutes of one core).
 MAX_PIXEL_STEPS = 1.0e10
 # The coarse pair: the finer at most COARSE_MAX of the run's resolution (and below it as
 # the budget asks), the coarser about COARSE_RATIO of the finer; under MIN_SCALE the
@@ -170,7 +170,7 @@ def plan(
     for sim in sims:
         if not flux_readings(sim):
             continue
-        missing = cannot_build(sim)
+        missing = cannot_build(sim) + _loads_missing(sims, sim)
         if missing:
             notes.append(f"simulation {sim['index']} not built: " + "; ".join(missing))
             continue
@@ -188,6 +188,23 @@ def plan(
         spent += cost
         jobs.append({"index": sim["index"], "scales": scales})
     return jobs, notes
+
+
+def _loads_missing(sims: list[dict], sim: dict) -> list[str]:
+    """Flux data `sim` loads from a simulation the record does not hold, or read at a
+    time that is not one of its runs' ends (where the host reads its data)."""
+    by_key = {_hashable(s.get("_id")): s for s in sims}
+    out = []
+    for i, mon in enumerate(sim.get("monitors", [])):
+        data = mon.get("flux_data") or {}
+        if "sim" not in data:
+            continue
+        origin = by_key.get(_hashable(data["sim"]))
+        ends = [float(r.get("sim_time") or 0) for r in (origin or {}).get("runs", [])]
+        t = data.get("sim_time")
+        if origin is None or not any(abs(float(t or 0) - e) <= 1e-9 * max(1, e) for e in ends):
+            out.append(f"monitor {i}: flux data read mid-run or from an unrecorded simulation")
+    return out
 
 
 def _origins(sims: list[dict], sim: dict) -> list[dict]:
@@ -267,9 +284,16 @@ def compare(sim: dict, runs: dict[float, dict]) -> tuple[list[dict], list[str]]:
     for r in readings:
         host = [_host(runs[s], r) for s in scales]
         claimed = [float(v) for v in r.get("values") or []]
+        if not _is_flux_monitor(sim, r.get("monitor")):
+            rows.append(_row(sim, r, math.inf, 0.0, "a flux reading of no flux monitor built"))
+            continue
         if any(h is None for h in host):
+            t, end = r.get("sim_time"), end_time(sim)
+            if not isinstance(t, (int, float)) or not 0 <= t <= end * (1 + 1e-9):
+                rows.append(_row(sim, r, math.inf, 0.0, f"read at t = {t}, outside its runs"))
+                continue
             where = f"simulation {sim['index']} monitor {r.get('monitor')}"
-            notes.append(f"{where}: a reading at t = {r.get('sim_time')}, not at a run's end")
+            notes.append(f"{where}: a reading at t = {t}, during a run (not compared)")
             continue
         if any(len(h) != len(claimed) for h in host):
             rows.append(_row(sim, r, math.inf, 0.0, "its spectrum is not the monitor's length"))
@@ -290,6 +314,13 @@ def compare(sim: dict, runs: dict[float, dict]) -> tuple[list[dict], list[str]]:
         if worst > TOO_COARSE and not row["why"] and row["status"] != "pass":
             row["status"] = "warn"
     return rows, notes
+
+
+def _is_flux_monitor(sim: dict, index) -> bool:
+    monitors = sim.get("monitors", [])
+    if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < len(monitors):
+        return False
+    return monitors[index].get("kind") in ("flux", "mode")
 
 
 def _host(run: dict, reading: dict) -> list[float] | None:

@@ -148,6 +148,15 @@ def test_a_forger_signing_through_the_recorder_fails(records):
     assert check.status == "fail", check.detail
 
 
+@pytest.mark.parametrize("claim", [{"monitor": 3}, {"sim_time": 1e6}], ids=str)
+def test_a_reading_of_no_monitor_or_after_the_run_fails(records, host, claim):
+    """A signed reading the record's own structure cannot have produced."""
+    extra = {**records["honest"][0]["measured"][0], **claim}
+    measured = records["honest"][0]["measured"] + [extra]
+    check = judged(host, with_measured(records["honest"], measured))
+    assert check.status == "fail", check.detail
+
+
 def test_an_honest_record_of_another_structure_replayed_fails(records, host):
     """The narrow guide's honest readings sent again for the structure this run built."""
     replayed = with_measured(records["honest"], records["narrow"][0]["measured"])
