@@ -36,7 +36,7 @@ import math
 import os
 import sys
 
-from reprolab.physics import as_measured, record_store, run_samplers
+from reprolab.physics import as_measured, rebuild_record, record_store, run_samplers
 from reprolab.physics.record_store import CHANNEL_ENV, RECORD_FILE
 
 __all__ = ["RECORD_FILE", "install_as_built_recorder", "open_channel"]
@@ -151,6 +151,7 @@ def _patch(mp) -> None:
         _STATE["harminvs"].append(self)
 
     mp.Harminv.__init__ = harminv_init
+    rebuild_record.patch_flux_data(sim_cls, _key, _STATE.setdefault("flux_data", {}))
     _STATE["get_fluxes"] = mp.get_fluxes  # before as_measured wraps it: samples are not reads
     as_measured.patch(mp, _report_measured, _freqs_of)
 
@@ -181,6 +182,8 @@ def region(r) -> dict:
     """A monitor's region; a FluxRegion's weight too (its sign is the face's: a box's
     lower faces read with weight=-1 give the outward flux, reprolab.physics.trace)."""
     out = {"center": _vec(r.center), "size": _vec(r.size)}
+    if isinstance(getattr(r, "direction", None), int):
+        out["direction"] = int(r.direction)
     weight = getattr(r, "weight", None)
     if weight is not None:
         out["weight"] = _real(complex(weight))
@@ -465,6 +468,7 @@ def structure(mp, sim, monitors: list[dict]) -> dict:
         "ldos": {"freqs": ldos} if ldos else None,
         "default_material": material(mp, sim.default_material, band),
         "geometry": [geometric_object(mp, g, sim, band) for g in sim.geometry or []],
+        "numerics": rebuild_record.numerics(sim),
     }
     for s in out["sources"]:
         s["reaches_pml"] = _reaches_pml(s, cell, layers, axes)
@@ -549,6 +553,7 @@ def source(mp, s) -> dict:
         "center": _vec(s.center),
         "size": _vec(s.size),
         "component": int(s.component) if hasattr(s, "component") else None,
+        **rebuild_record.source_profile(s),
     }
 
 
@@ -697,8 +702,9 @@ def shape_of(g) -> dict:
     for attr in ("radius2", "wedge_angle", "sidewall_angle"):
         if getattr(g, attr, None) is not None:
             out[attr] = float(getattr(g, attr))
-    if hasattr(getattr(g, "axis", None), "x"):
-        out["axis"] = _vec(g.axis)
+    for attr in ("axis", "e1", "e2", "e3", "wedge_start"):
+        if hasattr(getattr(g, attr, None), "x"):
+            out[attr] = _vec(getattr(g, attr))
     return out
 
 

@@ -465,6 +465,7 @@ def _with_record(
     """The run-time record's checks (as_built.json); what Meep built decides loss."""
     from reprolab.physics import material_checks as mc
     from reprolab.physics import record_checks as rc
+    from reprolab.physics.resimulate import resimulated_check
 
     # record:channel: what the launcher refused of the record's events
     checks = checks + [c for c in [record_store.channel_check(workdir)] if c]
@@ -481,6 +482,7 @@ def _with_record(
         for c in (
             mc.materials_as_approved_check(built, approved, unit),
             mc.nanostructure_pixels_check(built),
+            resimulated_check(built),  # record:resimulated: Meep's numbers, run here
         )
         if c is not None
     ]

@@ -129,3 +129,13 @@ def test_numpy_header_and_bounds_agree_with_the_trace(cylinder):
     found = {c.name: c for c in bounds.bound_checks(cylinder, design("sigma_sca"))}
     norm = found["bound:cross_section_normalisation:xs.csv:sigma_sca"]
     assert norm.status == "pass", norm.detail
+
+
+def test_the_hosts_resimulation_agrees_however_signed(cylinder):
+    """Both styles' records (an empty run's flux data subtracted, eight face monitors)
+    agree with the host's own simulation of the recorded structures."""
+    from reprolab.physics.record_checks import load_record
+    from reprolab.physics.resimulate import resimulated_check
+
+    check = resimulated_check(load_record(cylinder))
+    assert check.status == "pass" and check.detail.startswith("9 flux spectra"), check.detail
