@@ -7,8 +7,8 @@ A sample can cost far more than a time step (the cell's energy is an integral ov
 chunk, symmetry images included: 54 steps' worth on Meep's cavity far-field example
 without symmetry, 270 with two mirrors), so `SampleSchedule` spaces the samples by what
 they cost: a candidate comes every period of the slowest source and is taken only when
-the stepping since the last sample has paid for it at `SAMPLING_SHARE`, never later than
-a `SAMPLING_FLOOR`-th of the run so far (every run keeps the samples a decay judgement
+the run's sampling, with it, stays within `SAMPLING_SHARE` of its stepping so far, never
+later than a `SAMPLING_FLOOR`-th of the run so far (every run keeps the samples a decay judgement
 needs, whenever it stops), and once more at the stop where that is a period or more
 after the last. The record keeps each sample's
 time, so the check fits the decay rate from whatever spacing the run got."""
@@ -122,7 +122,7 @@ class SampleSchedule:
             now = float(sim.meep_time())
             if self._start is None:  # Meep's first candidate: one interval in
                 self._start = max(0.0, now - base_interval)
-            if not self.times or now - self.times[-1] >= self.gap(now):
+            if self.due(now):
                 take(sim, now)
 
         def finish(sim) -> None:
@@ -135,18 +135,21 @@ class SampleSchedule:
 
         self.step, self.finish = step, finish
 
-    def gap(self, now: float) -> float:
-        """The time the run must step before the next sample: enough to pay for one at
-        SAMPLING_SHARE of the stepping, at most the run so far over SAMPLING_FLOOR."""
-        if self._first is None or self._start is None or not self.stepping_s:
-            return 0.0
+    def due(self, now: float) -> bool:
+        """Whether to sample at this candidate: the run's sampling so far plus one more
+        sample stays within SAMPLING_SHARE of its stepping so far (what the floor spent
+        early is paid back later), or the last sample lies a SAMPLING_FLOOR-th of the run
+        so far back. A function of figures every rank shares."""
+        if not self.times or self._first is None or self._start is None:
+            return True
+        if now - self.times[-1] >= (now - self._start) / SAMPLING_FLOOR:
+            return True
         stepped = self.times[-1] - self._first
-        if stepped <= 0:
-            return 0.0
-        elapsed = now - self._start
-        stepping_per_time = self.stepping_s / stepped
-        paid = (self.sampling_s / self.samples) / (SAMPLING_SHARE * stepping_per_time)
-        return min(paid, elapsed / SAMPLING_FLOOR)
+        if stepped <= 0 or not self.stepping_s:
+            return True
+        stepping_now = self.stepping_s / stepped * (now - self._first)
+        one_more = self.sampling_s / self.samples
+        return self.sampling_s + one_more <= SAMPLING_SHARE * stepping_now
 
     def summary(self) -> dict:
         """How the run was sampled, for the record (the check and a reader)."""
