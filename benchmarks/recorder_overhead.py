@@ -4,10 +4,10 @@ Writes benchmarks/results/recorder_overhead.json: per script, the child process'
 seconds and wall seconds (median of REPEAT, plain and recorded interleaved), the
 recorded/plain ratios, and how the recorder spaced its samples (the record's
 `sampling`). Run: `nice .venv/bin/python benchmarks/recorder_overhead.py [--label after]
-[--code DIR]`; `--code` measures another checkout of the project (an export of an older
-commit: its recorder, this file's scripts), `--label` names the row set it replaces in
-the file. CPU time is the figure to compare on a shared machine; wall time follows load.
-A measurement, not a test.
+[--code DIR --commit SHA]`; `--code` measures another checkout of the project (an export
+of an older commit, named by `--commit`: its recorder, this file's scripts), `--label`
+names the row set it replaces in the file. CPU time is the figure to compare on a
+shared machine; wall time follows load. A measurement, not a test.
 """
 
 from __future__ import annotations
@@ -128,10 +128,21 @@ def _sampling(folder: Path) -> dict | None:
     return run.get("sampling") or {"samples": run.get("energy_samples")}
 
 
+def _head() -> str:
+    got = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return got.stdout.strip() or "unknown"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--label", default="after", help="the row set this run replaces")
     ap.add_argument("--code", type=Path, default=REPO, help="the project checkout measured")
+    ap.add_argument("--commit", help="the commit --code holds (default: this checkout's HEAD)")
     args = ap.parse_args()
     code = args.code.resolve()
     if not (code / "reprolab" / "physics" / "as_built.py").is_file():
@@ -141,7 +152,7 @@ def main() -> None:
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "machine": f"{platform.node()} {platform.machine()}, {os.cpu_count()} cores, "
         f"load {os.getloadavg()[0]:.1f}",
-        "code": str(code),
+        "commit": args.commit or _head(),
         "repeat": REPEAT,
         "scripts": measure(code),
     }
