@@ -46,6 +46,12 @@ def test_the_sized_request_reaches_sbatch(slurm_cluster, tmp_path):
     assert job.get("MinMemoryNode") == mem or f"mem={mem}" in job.get("TRES", ""), job
     # What the run used, beside the estimate.
     assert [u["rank"] for u in record["rank_usage"]] == [0, 1]  # reported by both ranks
+    # The ranks gathered each other's identity over MPI inside one srun step, each rank
+    # its own sandbox (both may be pid 2 in their namespace).
+    ranks = record["mpi"]["ranks"]
+    assert sorted(r["slurm_procid"] for r in ranks) == ["0", "1"]
+    assert len({(r["pid_ns"], r["pid"]) for r in ranks}) == 2
+    assert record["command"][:2] == ["srun", "--mpi=pmix"]
     assert size["actual"]["core_seconds"] > 0.5 and size["actual"]["memory_mb"] > 150
 
 
