@@ -12,9 +12,9 @@ demo: setup  ## reproduce the two bundled example papers offline; prints the rep
 	@$(BIN)/reprolab demo
 
 test: setup  ## unit tests + a real Snakemake/Meep run of the example paper
-	@# Three processes, a test file each at a time (module fixtures stay in one): with
-	@# two the suite kept two cores 61 % busy (35 CPU-min in 29 min), waiting on process
-	@# start-up, Snakemake, Slurm and MPI; a third fills the waits.
+	@# Three processes, a test file each at a time (module fixtures stay in one): two
+	@# kept two cores 61 % busy (35 CPU-min in 29 min), waiting on process start-up,
+	@# Snakemake, Slurm and MPI; three keep them 69 % busy (44 CPU-min in 32 min).
 	@$(BIN)/pytest -q -n 3 --dist loadfile
 
 doctor: setup  ## check this site before a long run (add --slurm: make doctor ARGS=--slurm)
