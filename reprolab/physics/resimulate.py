@@ -419,7 +419,10 @@ def resimulated_check(
     script read no flux spectrum: nothing to compare, nothing claimed). `identical`
     False takes the coarse pair even where the run's own resolution fits `budget`."""
     sims = numbered(sims)
-    jobs, notes = plan(sims, budget, total_budget, identical)
+    try:
+        jobs, notes = plan(sims, budget, total_budget, identical)
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError) as e:
+        return Check(NAME, "warn", f"the host cannot plan a re-simulation of this record: {e}")
     if not jobs and not notes:
         return None
     results, failed = run_jobs_bounded(sims, jobs) if jobs else ({}, "")
@@ -475,7 +478,11 @@ def run_jobs_bounded(sims: list[dict], jobs: list[dict]) -> tuple[dict, str]:
     cost = sum(pixel_steps(s, x) for j in jobs for s in chain for x in j["scales"])
     pixels = max(pixel_steps(s, 1.0) / max(end_time(s), 1e-9) for s in chain)
     if cost <= IN_PROCESS_PIXEL_STEPS and pixels <= IN_PROCESS_PIXELS:
-        return run_jobs(sims, jobs), ""
+        try:
+            return run_jobs(sims, jobs), ""
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError, RuntimeError) as e:
+            # values the record holds that Meep refuses: named, as a child's failure is
+            return {}, f"{type(e).__name__}: {str(e)[:300]}"
     return run_child(sims, jobs)
 
 

@@ -206,3 +206,22 @@ def test_a_record_that_read_no_flux_has_nothing_to_compare(records):
     sims = copy.deepcopy(records["honest"])
     sims[0]["measured"] = []
     assert rs.resimulated_check(sims) is None
+
+
+@pytest.mark.parametrize(
+    "spoil",
+    [
+        lambda s: s["geometry"][0].update(size=["wide", 1, 1]),
+        lambda s: s["sources"][0].update(component="Q"),
+        lambda s: s.update(resolution="fine"),
+    ],
+    ids=["size", "component", "resolution"],
+)
+def test_a_record_the_host_cannot_build_is_named_not_a_crash(records, spoil):
+    """A record a script spoiled on purpose (well-formed JSON, values Meep refuses) ends
+    in the check's warning naming the failure, never a traceback of the checks step."""
+    sims = copy.deepcopy(records["honest"])
+    spoil(sims[0])
+    check = rs.resimulated_check(sims)
+    assert check is not None and check.status in ("warn", "fail"), check
+    assert "did not finish" in check.detail or "cannot" in check.detail, check.detail
