@@ -404,9 +404,9 @@ CASES = [
         # padding 8 a instead of 32 a between the holes and the PML: a quarter of the
         # cell for a shared machine (the far-field line, 2N + d - 1 long, is unchanged)
         subs=[(RES, "resolution = 10"), (r"^dpad = 32", "dpad = 8")],
-        # slow, not big: its cavity rings to t = 9918 (198k steps, 25 s plain); the
-        # recorder's samples (each as costly as 54-270 steps here) are spaced by their
-        # cost: 74 samples, 10 % of its stepping, 57-83 s recorded (was 222 s)
+        # slow, not big: its cavity rings to t = 9918 (198k steps, 25 s plain), and the
+        # recorder's energy samples (one a period, each as costly as 54-270 steps here)
+        # make that 3 min on a quiet machine, over 900 s beside three other runs
         timeout_s=2400,
         declared=[
             {"name": "waveguide width", "value": 1.2},

@@ -116,18 +116,14 @@ def _patch(mp) -> None:
     def run(self, *step_funcs, **kwargs):
         sampler = run_samplers.EnergySampler(mp)
         spectra = run_samplers.SpectrumSampler(mp, _STATE["get_fluxes"])
-        schedule = run_samplers.SampleSchedule(
-            mp, (sampler.step, spectra.step), run_samplers.sample_interval(self)
-        )
+        dt = run_samplers.sample_interval(self)
         stop = {k: _describe_stop(v) for k, v in kwargs.items() if k.startswith("until")}
         monitors_before = len(getattr(self, "_reprolab_monitors", []))
-        out = orig_run(
-            self, *step_funcs, mp.at_every(schedule.base_interval, schedule.step), **kwargs
-        )
+        samplers = (mp.at_every(dt, sampler.step), mp.at_every(dt, spectra.step))
+        out = orig_run(self, *step_funcs, *samplers, **kwargs)
         try:
-            schedule.finish(self)  # the spectra as the run left them
             _record_run(mp, self, stop, sampler, monitors_before)
-            _record_spectrum_settling(self, spectra, sampler.recent, schedule)
+            _record_spectrum_settling(self, spectra, sampler.recent, dt)
         except Exception as exc:  # noqa: BLE001 - the record must never break a run
             _STATE["record"].setdefault("errors", []).append(f"{type(exc).__name__}: {exc}")
         as_measured.after_run(self, _report_measured)
@@ -246,24 +242,18 @@ def _describe_stop(value) -> dict:
 
 
 def _record_spectrum_settling(
-    sim,
-    spectra: run_samplers.SpectrumSampler,
-    energy: list,
-    schedule: run_samplers.SampleSchedule,
+    sim, spectra: run_samplers.SpectrumSampler, energy: list, dt: float
 ) -> None:
-    """The last run's spectrum changes per sample, their wander, the field energy and
-    the time of the same samples, and how they were spaced
-    (`reprolab.physics.record_checks` judges what they leave to come after the run
-    stopped)."""
+    """The last run's spectrum changes per sample, their wander and the field energy at
+    the same samples (`reprolab.physics.record_checks` judges what they leave to come
+    after the run stopped)."""
     sims = _STATE["record"]["simulations"]
     entry = next((s for s in sims if s["_id"] == _key(sim)), None)
     if entry and entry["runs"]:
         entry["runs"][-1]["spectrum_changes"] = spectra.changes
         entry["runs"][-1]["spectrum_wander"] = spectra.wander()
-        entry["runs"][-1]["spectrum_interval"] = schedule.base_interval
+        entry["runs"][-1]["spectrum_interval"] = dt
         entry["runs"][-1]["energy_recent"] = energy
-        entry["runs"][-1]["sample_times"] = schedule.times
-        entry["runs"][-1]["sampling"] = schedule.summary()
 
 
 def _vec(v) -> list[float | None]:

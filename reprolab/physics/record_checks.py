@@ -235,7 +235,6 @@ def field_decay_check(sims: list[dict]) -> Check | None:
             run.get("spectrum_changes") or [],
             run.get("energy_recent") or [],
             run.get("spectrum_wander"),
-            run.get("sample_times"),
         )
         if left is not None:
             status = _status_high(left, th.SPECTRUM_UNSETTLED)
@@ -253,9 +252,9 @@ def field_decay_check(sims: list[dict]) -> Check | None:
     status = {v: k for k, v in _RANK.items()}[rank]
     said = (
         f"the monitored spectra would still change by {value:.3g} of their largest value "
-        f"after the stop (last changes: "
-        f"{', '.join(f'{c:.2g}' for c in run['spectrum_changes'][-4:])} {_spacing(run)}; "
-        f"field energy at the end / its peak = {run['energy_decay']:.3g})"
+        f"after the stop (last changes per {run['spectrum_interval']:.3g} time units: "
+        f"{', '.join(f'{c:.2g}' for c in run['spectrum_changes'][-4:])}; field energy "
+        f"at the end / its peak = {run['energy_decay']:.3g})"
         if measure == "spectra"
         else f"field energy at the end / its peak = {value:.3g}"
     )
@@ -272,88 +271,35 @@ def field_decay_check(sims: list[dict]) -> Check | None:
 _RANK = {"pass": 0, "warn": 1, "fail": 2}
 
 
-def _spacing(run: dict) -> str:
-    """How the record's samples were spaced, in words."""
-    times = run.get("sample_times") or []
-    if len(times) < 2:
-        return f"per {run['spectrum_interval']:.3g} time units"
-    spans = ", ".join(f"{b - a:.3g}" for a, b in itertools.pairwise(times[-5:]))
-    plan = run.get("sampling") or {}
-    paid = (
-        f"; spaced so sampling costs <= {plan['share_limit']:.0%} of stepping, "
-        f"spent {plan['share']:.1%}"
-        if plan.get("share") is not None
-        else ""
-    )
-    return f"over {spans} time units{paid}"
-
-
 def spectrum_left_to_change(
-    changes: list[float],
-    energy: list[float],
-    wander: float | None = None,
-    times: list[float] | None = None,
+    changes: list[float], energy: list[float], wander: float | None = None
 ) -> float | None:
     """How much the spectra would still change after the run, relative to their largest
     value. The DFT's increments follow the field's amplitude: a tail whose amplitude
-    decays at rate γ leaves, after an interval Δ that changed the spectra by c, about
-    c / (exp(γΔ) - 1) more. γ is fitted from the cell's energy over the last samples
-    (E ∝ exp(-2γt): free of the beats a single monitor sees), or where the record has none
-    from the changes themselves (each per unit time); the largest of the last few changes
-    is carried forward to the last sample at that rate (a tail of beating modes dips between its
-    beats). `times` are the samples' times (the last len(changes) + 1; the recorder spaces
-    them by what a sample costs), uniform where a record has none. A tail that does not
-    decay (a static field left by a source's DC part, whose DFT oscillates for ever; a
-    pulse still passing) leaves the range the spectra moved in over the kept samples
-    (`wander`), unbounded (inf) where that is unknown. None with too few samples."""
-    n = SETTLING_SAMPLES
-    if len(changes) < n:
+    decays by r per sample leaves about its current change times r / (1 - r). r comes
+    from the cell's energy (r² per sample: free of the beats a single monitor sees), or
+    where the record has none from the changes themselves; the current change is the
+    largest of the last few carried forward at that rate (a tail of beating modes dips
+    between its beats). A tail that does not decay (a static field left by a source's
+    DC part, whose DFT oscillates for ever; a pulse still passing) leaves the range the
+    spectra moved in over the kept samples (`wander`), unbounded (inf) where that is
+    unknown. None with too few samples to tell."""
+    if len(changes) < SETTLING_SAMPLES:
         return None
-    last = changes[-n:]
-    half = n // 2
+    last = changes[-SETTLING_SAMPLES:]
+    half = SETTLING_SAMPLES // 2
     if max(last[half:]) == 0:
         return 0.0
-    t = list(times[-(n + 1) :]) if times and len(times) > n else list(range(n + 1))
-    spans, ends = [b - a for a, b in itertools.pairwise(t)], t[1:]
-    if min(spans) <= 0:
-        return None
-    if len(energy) >= n and energy[-n] > 0:
-        if energy[-1] <= 0:
-            return 0.0
-        gamma = -0.5 * math.log(energy[-1] / energy[-n]) / (ends[-1] - ends[-n])
+    if len(energy) >= SETTLING_SAMPLES and energy[-SETTLING_SAMPLES] > 0:
+        drop = energy[-1] / energy[-SETTLING_SAMPLES]
+        ratio = math.sqrt(drop) ** (1 / (SETTLING_SAMPLES - 1))
     else:
-        e = max(range(half), key=lambda i: last[i])
-        l_ = max(range(half, n), key=lambda i: last[i])
-        gamma = _decay_rate_between(last[e], ends[e], spans[e], last[l_], ends[l_], spans[l_])
-    if gamma <= 0:
+        early = max(last[:half])
+        ratio = (max(last[half:]) / early) ** (1 / half) if early else math.inf
+    if ratio >= 1:
         return wander if wander is not None else math.inf
-    return max(
-        c * math.exp(-gamma * (ends[-1] - end)) / math.expm1(gamma * span)
-        for c, end, span in list(zip(last, ends, spans, strict=True))[half:]
-    )
-
-
-def _decay_rate_between(c1: float, t1: float, d1: float, c2: float, t2: float, d2: float):
-    """The amplitude decay rate γ at which an exponential tail changes a DFT by c1 over
-    the d1 before t1 and by c2 over the d2 before t2 (t1 < t2): each change is
-    exp(-γt)·(exp(γd) - 1)/γ, so their ratio grows with γ; -inf where c1 is zero, 0 or
-    less where the changes do not shrink faster than their intervals."""
-    if not c1:
-        return -math.inf
-
-    def excess(g: float) -> float:  # observed log ratio minus the model's at rate g
-        model = g * (t2 - t1) + math.log(math.expm1(g * d1) / math.expm1(g * d2))
-        return math.log(c1 / c2) - model
-
-    if math.log(c1 / c2) <= math.log(d1 / d2):
-        return 0.0
-    lo, hi = 0.0, 1.0 / (t2 - t1)
-    while excess(hi) > 0 and hi < 1e6:
-        lo, hi = hi, 2 * hi
-    for _ in range(60):
-        mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if excess(mid) > 0 else (lo, mid)
-    return 0.5 * (lo + hi)
+    now = max(c * ratio ** (len(last) - 1 - i) for i, c in enumerate(last) if i >= half)
+    return now * ratio / (1 - ratio)
 
 
 # Samples that give the tail's decay per sample.

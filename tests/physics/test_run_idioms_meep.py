@@ -19,8 +19,6 @@ All scripts run in one Meep process (tests.support.planted.driver)."""
 
 from __future__ import annotations
 
-import itertools
-import math
 import subprocess
 import sys
 import textwrap
@@ -29,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from reprolab.physics import record_checks, run_samplers
+from reprolab.physics import record_checks
 from reprolab.physics.record_checks import load_record
 
 REPO = Path(__file__).parents[2]
@@ -221,31 +219,6 @@ def test_spectrum_left_to_change_extrapolates_the_tail():
     assert record_checks.spectrum_left_to_change([1e-3] * 6, [1.0] * 6, 0.02) == 0.02
     assert record_checks.spectrum_left_to_change([1e-3] * 6, [1.0] * 6) == float("inf")
     assert record_checks.spectrum_left_to_change([1e-3] * 3, energy) is None
-
-
-def test_spectrum_left_to_change_follows_the_sample_times():
-    """Samples spaced by their cost (intervals growing 1, 2, 4, ... time units) leave the
-    exact remainder of an exponential tail; reading them as evenly spaced would not."""
-    gamma, times = 0.05, [0.0, 1, 3, 7, 15, 31, 63]
-    dft = [-math.exp(-gamma * t) / gamma for t in times]  # ∫ of the amplitude up to t
-    changes = [b - a for a, b in itertools.pairwise(dft)]
-    energy = [math.exp(-2 * gamma * t) for t in times[1:]]
-    exact = math.exp(-gamma * times[-1]) / gamma
-    left = record_checks.spectrum_left_to_change
-    assert left(changes, energy, times=times) == pytest.approx(exact, rel=1e-9)
-    assert left(changes, [], times=times) == pytest.approx(exact, rel=1e-6)  # no energy
-    assert left(changes, energy) / exact > 4  # the same samples read as one apart
-
-
-def test_the_recorder_spaces_its_samples_by_their_cost(runs):
-    """What the schedule did is in the record: the samples' times up to the stop (the
-    last less than a period before it), their count and the share they cost."""
-    run = load_record(runs / "fixed_long")[-1]["runs"][-1]
-    plan = run["sampling"]
-    assert run["sim_time"] - plan["base_interval"] < run["sample_times"][-1] <= run["sim_time"]
-    assert plan["samples"] == run["energy_samples"] >= 7
-    assert plan["share_limit"] == run_samplers.SAMPLING_SHARE
-    assert plan["share"] is not None and plan["largest_interval"] >= plan["base_interval"]
 
 
 @pytest.mark.parametrize(
