@@ -13,9 +13,7 @@ the 2x rerun follows only when they do not show convergence (`escalate`).
 
 from __future__ import annotations
 
-import os
 import sys
-from contextlib import contextmanager
 from pathlib import Path
 
 from reprolab.artifacts import load_result
@@ -94,21 +92,12 @@ def variants_needed(
     return [conv_mod.RESOLUTION] + ([conv_mod.PML] if vary_pml else []), "; ".join(why)
 
 
-@contextmanager
 def scaled_env(name, value: str = "2"):
     """The run's environment with one scale variable at `value`, or `name` a dict of
     them (the others at 1)."""
-    saved = {k: os.environ.get(k) for k in (RESOLUTION_SCALE_ENV, PML_SCALE_ENV)}
-    os.environ.update({k: "1" for k in saved})
-    os.environ.update(name if isinstance(name, dict) else {name: value})
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    from reprolab.jobs.variant_runs import exported
+
+    return exported(name if isinstance(name, dict) else {name: value})
 
 
 def run_convergence(run, design_path, code_json, plan_path, out_json) -> None:
